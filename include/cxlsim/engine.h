@@ -1,0 +1,212 @@
+/*
+ * engine.h — the parallel discrete-event core of cxlsim.
+ *
+ * Time. Simulated time is an unsigned 64-bit count of picoseconds (cxs_time);
+ * 2^64 ps is about 213 days. A clock domain of f Hz converts cycles to time as
+ * cycles * round(1e12 / f) picoseconds: the period is rounded to the nearest
+ * picosecond once, when the domain is created (cxs_period_ps), never per
+ * conversion, so that cycle counts and times stay exactly proportional.
+ *
+ * Logical processes. Every simulated node (a CN, an MN, a PHOLD LP) is one
+ * logical process with a node id 0..n-1. Node n lives on rank
+ * floor(n * nranks / nnodes) (contiguous blocks), or on rank n % nranks with
+ * mapping = round_robin; -np 1 runs every node in one process.
+ *
+ * Events are totally ordered by the key (time, source node, per-source
+ * sequence number). The source's sequence number counts every event that node
+ * has created, so the key depends only on what the model did, never on which
+ * rank holds which node or on message arrival order: the same configuration
+ * gives the same event order, bit for bit, at any rank count and mapping.
+ * Engine-generated events (the start event, failure notices) use the source
+ * CXS_SRC_ENGINE, which sorts after every node at equal time.
+ *
+ * The model API is a table of callbacks per node type (struct cxs_node_type).
+ * A handler may read and write only its own node's state, send a message to
+ * another node with a delay of at least the lookahead, and schedule events for
+ * itself with any delay >= 0. Model code never calls MPI. Events at or past
+ * the run's end time are silently not scheduled (and counted).
+ *
+ * Synchronisation, membership after failures and output are described in
+ * src/engine/engine.c, src/engine/membership.c and src/engine/reduce.c.
+ */
+#ifndef CXLSIM_ENGINE_H
+#define CXLSIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cxlsim/stats.h"
+
+typedef uint64_t cxs_time; /* picoseconds */
+
+#define CXS_TIME_INF UINT64_MAX
+#define CXS_PS_PER_NS UINT64_C(1000)
+#define CXS_PS_PER_US UINT64_C(1000000)
+#define CXS_PS_PER_MS UINT64_C(1000000000)
+#define CXS_PS_PER_S UINT64_C(1000000000000)
+
+/* Largest event payload, in bytes. Wire and queue records are fixed-size. */
+#define CXS_EVENT_PAYLOAD_MAX 96
+
+#define CXS_SRC_ENGINE UINT32_MAX
+
+/* Cycle period of a clock of hz, rounded to the nearest picosecond. */
+static inline cxs_time cxs_period_ps(uint64_t hz)
+{
+	return (CXS_PS_PER_S + hz / 2) / hz;
+}
+
+struct cxs_lp; /* one simulated node, owned by the engine */
+
+/* An event as a handler sees it. */
+struct cxs_event {
+	cxs_time time;
+	uint64_t seq;   /* per-source sequence number */
+	uint32_t src;   /* source node, or CXS_SRC_ENGINE */
+	uint32_t dst;
+	uint32_t type;  /* model-defined */
+	uint32_t size;  /* payload bytes used */
+	unsigned char data[CXS_EVENT_PAYLOAD_MAX];
+};
+
+typedef int cxs_init_fn(struct cxs_lp *lp, void *state);
+typedef void cxs_event_fn(struct cxs_lp *lp, void *state, const struct cxs_event *ev);
+/* Called on every surviving node, at simulated time `when`, once per agreed failure. */
+typedef void cxs_failure_fn(struct cxs_lp *lp, void *state, const uint32_t *dead_nodes,
+			    size_t ndead, cxs_time failure_time);
+/* Optional: a digest of the node's state, folded into the run checksum. */
+typedef uint64_t cxs_snapshot_fn(struct cxs_lp *lp, const void *state);
+typedef void cxs_finalize_fn(struct cxs_lp *lp, void *state);
+
+struct cxs_node_type {
+	const char *name;
+	size_t state_size;
+	cxs_init_fn *init;
+	cxs_event_fn *event;
+	cxs_failure_fn *failure;
+	cxs_snapshot_fn *snapshot;
+	cxs_finalize_fn *finalize;
+};
+
+/* Which node type each node id has; ctx is the caller's. */
+typedef const struct cxs_node_type *cxs_type_of_fn(uint32_t node, void *ctx);
+
+enum cxs_mapping { CXS_MAP_BLOCK = 0, CXS_MAP_ROUND_ROBIN = 1 };
+
+struct cxs_kill {
+	uint32_t node;
+	cxs_time time;
+};
+
+#define CXS_MAX_KILLS 16
+
+struct cxs_engine_config {
+	uint32_t nnodes;
+	cxs_time lookahead;     /* minimum delay of cxs_send, > 0 */
+	cxs_time end_time;      /* events at or past it are not scheduled */
+	uint64_t seed;
+	enum cxs_mapping mapping;
+	const uint32_t *rank_map; /* if not NULL: the rank of each node (overrides mapping) */
+	double failure_timeout_s; /* wall-clock silence that makes a rank suspect */
+	double progress_interval_s;
+	bool quiet;
+	size_t nkills;
+	struct cxs_kill kills[CXS_MAX_KILLS];
+	cxs_type_of_fn *type_of;
+	void *type_ctx;
+	const char *model;       /* recorded in the output */
+};
+
+/* What a run reports back to the caller (valid on every surviving rank). */
+struct cxs_run_result {
+	int status;               /* 0 ok; otherwise the model/engine error code */
+	bool writer;              /* this rank holds the gathered output */
+	uint64_t checksum;        /* over all nodes' event digests and counters */
+	uint64_t committed;       /* events processed by all nodes */
+	double loop_wall_s;       /* wall time of the event loop on this rank */
+	cxs_time final_time;
+	size_t nfailures;
+};
+
+struct cxs_engine;
+struct cxs_run_record;
+
+/* Collective over MPI_COMM_WORLD (the only MPI collective the engine makes). */
+struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err,
+				  size_t errlen);
+void cxs_engine_free(struct cxs_engine *eng);
+
+/*
+ * Called once, on the rank that gathered every survivor's results (the lowest
+ * alive rank), with the run's record filled by the engine (nodes, counters,
+ * engine figures, failures, checksum, status). The caller adds what it owns
+ * (version, command line, configuration text) and writes the file. Returns 0
+ * or -1 with a one-line message in err. If the writer dies before it is done,
+ * the survivors elect another and call it there.
+ */
+typedef int cxs_output_fn(struct cxs_run_record *rec, void *ctx, char *err, size_t errlen);
+
+/*
+ * Runs to the end time (or until a model reports an error), then gathers the
+ * results and calls `out` on the writer rank. Returns the run's exit status
+ * (0 when complete, also with failures survived).
+ */
+int cxs_engine_run(struct cxs_engine *eng, struct cxs_run_result *res, cxs_output_fn *out,
+		   void *ctx);
+
+/* ---- model API -------------------------------------------------------- */
+
+cxs_time cxs_now(const struct cxs_lp *lp);
+uint32_t cxs_lp_id(const struct cxs_lp *lp);
+uint32_t cxs_lp_count(const struct cxs_lp *lp);
+cxs_time cxs_lookahead(const struct cxs_lp *lp);
+cxs_time cxs_end_time(const struct cxs_lp *lp);
+struct cxs_stats *cxs_lp_stats(struct cxs_lp *lp);
+bool cxs_node_alive(const struct cxs_lp *lp, uint32_t node);
+
+/*
+ * Sends an event to node dst at now + delay. Precondition: delay >= lookahead
+ * and dst != this node (use cxs_schedule for self events); violating it is a
+ * model bug and stops the run with the node, time and caller's file:line.
+ * Sends to a dead node are dropped and counted.
+ */
+void cxs_send_at(struct cxs_lp *lp, uint32_t dst, cxs_time delay, uint32_t type,
+		 const void *data, uint32_t size, const char *file, int line);
+#define cxs_send(lp, dst, delay, type, data, size)                                    \
+	cxs_send_at((lp), (dst), (delay), (type), (data), (size), __FILE__, __LINE__)
+
+/* Schedules an event for this node at now + delay (delay >= 0). */
+void cxs_schedule(struct cxs_lp *lp, cxs_time delay, uint32_t type, const void *data,
+		  uint32_t size);
+
+/* Per-node deterministic random stream, seeded from (run seed, node id). */
+uint64_t cxs_rand_u64(struct cxs_lp *lp);
+double cxs_rand_unif(struct cxs_lp *lp);      /* [0, 1) */
+double cxs_rand_exp(struct cxs_lp *lp, double mean);
+
+/*
+ * A model-detected error the user caused (a corrupt trace, say): stops the run
+ * on every rank at the end of the current window with status `code` and the
+ * message in the output; the run is recorded as failed, not complete.
+ */
+void cxs_lp_fail(struct cxs_lp *lp, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A bug: prints rank, simulated time and file:line, then aborts every rank. */
+_Noreturn void cxs_bug_at(const struct cxs_lp *lp, const char *file, int line, const char *fmt,
+			  ...) __attribute__((format(printf, 4, 5)));
+#define cxs_bug(lp, ...) cxs_bug_at((lp), __FILE__, __LINE__, __VA_ARGS__)
+
+/* Logging: "[rank R t=TIME] message" on stderr, when level <= the log level. */
+enum cxs_log_level { CXS_LOG_ERROR = 0, CXS_LOG_WARN = 1, CXS_LOG_INFO = 2, CXS_LOG_DEBUG = 3 };
+extern int cxs_log_level;
+void cxs_log_at(enum cxs_log_level lvl, cxs_time t, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define cxs_log(lvl, t, ...)                                                           \
+	do {                                                                           \
+		if ((int)(lvl) <= cxs_log_level)                                       \
+			cxs_log_at((lvl), (t), __VA_ARGS__);                           \
+	} while (0)
+
+#endif /* CXLSIM_ENGINE_H */

@@ -1,0 +1,228 @@
+/*
+ * comm.c — how a rank waits: polling with back-off, liveness pings, and the
+ * control plane.
+ *
+ * Waiting. Every wait in the engine goes through comm_wait, which tests its
+ * requests in a loop that backs off in three stages: a short spin (the common
+ * case at np = 2, where the peer answers within microseconds), then
+ * sched_yield, then nanosleep doubling from 10 us to 1 ms. The last stage is
+ * what lets 34 ranks share 2 cores: a rank that waits long gives its core
+ * away instead of burning the time slice its peers need to reach the window's
+ * end. Time spent yielding or sleeping is counted as idle time.
+ *
+ * Liveness. A wait that has made no progress for failure_timeout_s pings the
+ * ranks it waits on (the peer of a reduction step, the senders of expected
+ * batches). A live rank answers from any wait (comm_service runs inside the
+ * loop) and from the event loop, which services control messages at least
+ * every few milliseconds of busy work. A rank that stays silent for a further
+ * failure_timeout_s after the ping is suspected and the agreement of
+ * membership.c starts. So the timeout bounds silence, not work: a rank busy
+ * for minutes in a huge window is not suspected, and a descheduled one has the
+ * whole timeout to be scheduled again.
+ *
+ * Control messages travel on MPI_COMM_WORLD with TAG_CTL, fire and forget:
+ * each send is an MPI_Isend of a private copy that is reaped when it
+ * completes, so a send to a dead rank never blocks the sender.
+ */
+#include "engine_priv.h"
+#include "membership_priv.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SPIN_POLLS 256u
+#define YIELD_POLLS 4096u
+#define SLEEP_MIN_NS 10000L
+#define SLEEP_MAX_NS 1000000L
+
+double comm_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct pending_send {
+	MPI_Request req;
+	void *buf;
+};
+
+static struct pending_send *psends;
+static size_t npsends, cap_psends;
+
+static void reap_sends(bool all)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < npsends; i++) {
+		int done = 0;
+		if (all) {
+			/* At exit: a send to a dead rank never completes; drop it. */
+			MPI_Test(&psends[i].req, &done, MPI_STATUS_IGNORE);
+			if (!done)
+				MPI_Request_free(&psends[i].req);
+			done = 1;
+		} else {
+			MPI_Test(&psends[i].req, &done, MPI_STATUS_IGNORE);
+		}
+		if (done)
+			free(psends[i].buf);
+		else
+			psends[j++] = psends[i];
+	}
+	npsends = j;
+}
+
+void ctl_release_all(void)
+{
+	reap_sends(true);
+	free(psends);
+	psends = NULL;
+	npsends = cap_psends = 0;
+}
+
+void ctl_send(struct cxs_engine *e, int dst, const struct ctl_hdr *h, const uint64_t *tail,
+	      size_t ntail)
+{
+	if (dst == e->rank)
+		return;
+	size_t len = sizeof *h + ntail * sizeof *tail;
+	unsigned char *buf = malloc(len);
+	if (!buf)
+		cxs_bug(NULL, "out of memory for a control message");
+	memcpy(buf, h, sizeof *h);
+	if (ntail)
+		memcpy(buf + sizeof *h, tail, ntail * sizeof *tail);
+	if (npsends == cap_psends) {
+		size_t cap = cap_psends ? 2 * cap_psends : 64;
+		struct pending_send *p = realloc(psends, cap * sizeof *p);
+		if (!p)
+			cxs_bug(NULL, "out of memory for a control message");
+		psends = p;
+		cap_psends = cap;
+	}
+	MPI_Isend(buf, (int)len, MPI_BYTE, dst, TAG_CTL, MPI_COMM_WORLD, &psends[npsends].req);
+	psends[npsends++].buf = buf;
+}
+
+int ctl_poll(struct cxs_engine *e, void **msg, int *len, int *src)
+{
+	int flag = 0;
+	MPI_Message m;
+	MPI_Status st;
+	reap_sends(false);
+	MPI_Improbe(MPI_ANY_SOURCE, TAG_CTL, MPI_COMM_WORLD, &flag, &m, &st);
+	if (!flag)
+		return 0;
+	int n = 0;
+	MPI_Get_count(&st, MPI_BYTE, &n);
+	void *buf = malloc(n > 0 ? (size_t)n : 1);
+	if (!buf)
+		cxs_bug(NULL, "out of memory for a control message");
+	MPI_Mrecv(buf, n, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+	if ((size_t)n < sizeof(struct ctl_hdr)) {
+		free(buf);
+		return 0;
+	}
+	e->last_heard[st.MPI_SOURCE] = comm_now();
+	*msg = buf;
+	*len = n;
+	*src = st.MPI_SOURCE;
+	return 1;
+}
+
+enum wait_result comm_service(struct cxs_engine *e)
+{
+	enum wait_result r = WAIT_OK;
+	void *msg;
+	int len, src;
+	while (ctl_poll(e, &msg, &len, &src)) {
+		const struct ctl_hdr *h = msg;
+		if (h->type == CTL_PING) {
+			struct ctl_hdr pong = {.type = CTL_PONG, .from = (uint32_t)e->rank};
+			ctl_send(e, src, &pong, NULL, 0);
+		} else if (h->type != CTL_PONG) {
+			if (membership_on_ctl(e, msg, len, src) == WAIT_CHANGED)
+				r = WAIT_CHANGED;
+		}
+		free(msg);
+	}
+	return r;
+}
+
+void comm_backoff(struct cxs_engine *e, unsigned *polls, long *sleep_ns)
+{
+	unsigned p = ++*polls;
+	if (p < SPIN_POLLS)
+		return;
+	double t0 = comm_now();
+	if (p < YIELD_POLLS) {
+		sched_yield();
+	} else {
+		struct timespec ts = {0, *sleep_ns};
+		nanosleep(&ts, NULL);
+		*sleep_ns = *sleep_ns * 2 > SLEEP_MAX_NS ? SLEEP_MAX_NS : *sleep_ns * 2;
+	}
+	e->fig.idle_wall_s += comm_now() - t0;
+}
+
+static int testall(void *ctx, int n)
+{
+	int done = 0;
+	MPI_Testall(n, ctx, &done, MPI_STATUSES_IGNORE);
+	return !done;
+}
+
+enum wait_result comm_wait(struct cxs_engine *e, MPI_Request *reqs, int nreqs,
+			   const int *awaited, int nawaited)
+{
+	return comm_wait_poll(e, testall, reqs, nreqs, awaited, nawaited);
+}
+
+enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *ctx, int arg,
+				const int *awaited, int nawaited)
+{
+	double t0 = comm_now(), since = t0, ping_at = 0;
+	unsigned polls = 0;
+	long sleep_ns = SLEEP_MIN_NS;
+	enum wait_result r = WAIT_OK;
+	for (;;) {
+		if (poll(ctx, arg) == 0)
+			break;
+		if ((polls & 15) == 15 && comm_service(e) == WAIT_CHANGED) {
+			r = WAIT_CHANGED;
+			break;
+		}
+		comm_backoff(e, &polls, &sleep_ns);
+		if (polls < SPIN_POLLS || (polls & 31) != 0)
+			continue;
+		double now = comm_now();
+		double to = e->cfg.failure_timeout_s;
+		if (ping_at == 0 && now - since > to) {
+			struct ctl_hdr ping = {.type = CTL_PING, .from = (uint32_t)e->rank};
+			for (int i = 0; i < nawaited; i++)
+				if (e->alive[awaited[i]])
+					ctl_send(e, awaited[i], &ping, NULL, 0);
+			ping_at = now;
+		} else if (ping_at != 0 && now - ping_at > to) {
+			int suspect = -1;
+			for (int i = 0; i < nawaited && suspect < 0; i++)
+				if (e->alive[awaited[i]] && e->last_heard[awaited[i]] < ping_at)
+					suspect = awaited[i];
+			if (suspect < 0) {
+				/* Everyone we wait on is alive: they wait on someone else. */
+				since = now;
+				ping_at = 0;
+				continue;
+			}
+			cxs_log(CXS_LOG_WARN, e->now, "rank %d silent for %.1f s; starting agreement",
+				suspect, now - ping_at + to);
+			membership_agree(e, "silent", suspect);
+			r = WAIT_CHANGED;
+			break;
+		}
+	}
+	e->fig.sync_wall_s += comm_now() - t0;
+	return r;
+}

@@ -1,0 +1,251 @@
+/*
+ * engine_priv.h — state shared by the engine's files:
+ *
+ *   engine.c      window loop, model API, batches, kills, output gathering
+ *   reduce.c      the per-window reduction over the live ranks (point to point)
+ *   comm.c        waiting: polling with back-off, timeouts, pings, control service
+ *   membership.c  agreement on the dead set after a silence (leader + two phases)
+ *   progress.c    the progress line
+ *
+ * Only these files call MPI. Tags (MPI_TAG_UB >= 2^30 is checked at start):
+ *
+ *   bits 27..29  kind: 1 batch, 2 reduce, 3 control, 4 gather, 5 done
+ *   bits 16..26  membership epoch (reduce only; mod 2048)
+ *   bits  0..15  window number (mod 65536)
+ *
+ * Windows of adjacent numbers are the only ones ever in flight at once, and a
+ * new epoch gives every reduction a fresh tag, so stale messages of a dead
+ * rank or an abandoned reduction can never match a live receive.
+ */
+#ifndef CXLSIM_ENGINE_PRIV_H
+#define CXLSIM_ENGINE_PRIV_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cxlsim/engine.h"
+#include "event_queue_priv.h"
+
+#define TAG_KIND_SHIFT 27
+#define TAG_BATCH (1 << TAG_KIND_SHIFT)
+#define TAG_REDUCE (2 << TAG_KIND_SHIFT)
+#define TAG_CTL (3 << TAG_KIND_SHIFT)
+#define TAG_GATHER (4 << TAG_KIND_SHIFT)
+#define TAG_DONE (5 << TAG_KIND_SHIFT)
+
+static inline int tag_batch(uint64_t w)
+{
+	return TAG_BATCH | (int)(w & 0xffff);
+}
+static inline int tag_reduce(uint32_t epoch, uint64_t w)
+{
+	return TAG_REDUCE | (int)((epoch & 0x7ff) << 16) | (int)(w & 0xffff);
+}
+
+/* Exit status of a rank that learns the survivors excluded it. */
+#define CXS_EXIT_EXCLUDED 75
+
+/*
+ * The per-window reduction vector: four sections, each combined with its own
+ * operator. With N world ranks and B = ceil(N/64):
+ *
+ *   MIN  [0, N)        heap minimum of rank r (only r writes its slot)
+ *        [N, 2N)       earliest message sent to rank r in this window
+ *   OR   [2N, 2N+N*B)  bit s of row d: rank s sent a batch to rank d
+ *   MAX  abort code, max frontier
+ *   SUM  committed events, remote messages, dropped sends
+ */
+enum { RED_MAX_ABORT = 0, RED_MAX_FRONTIER = 1, RED_NMAX = 2 };
+enum { RED_SUM_COMMITTED = 0, RED_SUM_REMOTE = 1, RED_SUM_DROPPED = 2, RED_NSUM = 3 };
+
+struct red_layout {
+	uint32_t nranks;
+	uint32_t bitmap_words; /* B */
+	size_t nmin, nor, nmax, nsum, total;
+};
+
+void red_layout_init(struct red_layout *l, uint32_t nranks);
+void red_identity(const struct red_layout *l, uint64_t *v);
+void red_combine(const struct red_layout *l, uint64_t *acc, const uint64_t *in);
+
+static inline uint64_t *red_heapmin(const struct red_layout *l, uint64_t *v)
+{
+	(void)l;
+	return v;
+}
+static inline uint64_t *red_sentmin(const struct red_layout *l, uint64_t *v)
+{
+	return v + l->nranks;
+}
+static inline uint64_t *red_bitmap_row(const struct red_layout *l, uint64_t *v, uint32_t dst)
+{
+	return v + l->nmin + (size_t)dst * l->bitmap_words;
+}
+static inline uint64_t *red_max(const struct red_layout *l, uint64_t *v)
+{
+	return v + l->nmin + l->nor;
+}
+static inline uint64_t *red_sum(const struct red_layout *l, uint64_t *v)
+{
+	return v + l->nmin + l->nor + l->nmax;
+}
+
+/*
+ * The recursive-doubling schedule over `n` live ranks for the member at index
+ * `i`: returns the number of steps and fills steps[] (at most 2 + log2 n).
+ * Members past the largest power of two p fold into i - p first and get the
+ * result back last; the rest exchange with i XOR 2^k.
+ */
+enum red_step_kind { RED_SEND_ONLY, RED_RECV_COMBINE, RED_EXCHANGE, RED_SEND_RESULT, RED_RECV_RESULT };
+struct red_step {
+	enum red_step_kind kind;
+	uint32_t peer; /* index into the live list */
+};
+#define RED_MAX_STEPS 40
+int red_schedule(uint32_t n, uint32_t i, struct red_step *steps);
+
+
+/* ---- waiting -------------------------------------------------------- */
+
+enum wait_result { WAIT_OK = 0, WAIT_CHANGED = 1 };
+
+struct cxs_engine;
+
+/*
+ * Waits for every request; the ranks in `awaited` are the ones whose silence
+ * would explain a hang (pinged after the timeout). Returns WAIT_CHANGED when a
+ * membership decision was applied meanwhile; the caller must then re-examine
+ * what it was waiting for (requests not completed are still pending).
+ */
+enum wait_result comm_wait(struct cxs_engine *e, MPI_Request *reqs, int nreqs,
+			   const int *awaited, int nawaited);
+/* The same with a custom poll: poll(ctx, arg) returns how much is still pending (0: done). */
+typedef int comm_poll_fn(void *ctx, int arg);
+enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *ctx, int arg,
+				const int *awaited, int nawaited);
+/* Runs window e->w's reduction over the live ranks: e->contrib -> e->result. */
+enum wait_result reduce_run(struct cxs_engine *e);
+
+/* Services control messages without waiting; WAIT_CHANGED as above. */
+enum wait_result comm_service(struct cxs_engine *e);
+double comm_now(void);
+
+/* ---- membership ----------------------------------------------------- */
+
+struct decision {
+	uint64_t round;
+	uint32_t leader;
+	uint64_t w_star;       /* highest window whose reduction some survivor completed, +1 */
+	bool has_result;
+	uint64_t *dead_bits;   /* world ranks, B words */
+	uint64_t *result;      /* reduction vector of window w_star - 1 */
+};
+
+/* Runs the agreement; returns when a decision has been applied. */
+void membership_agree(struct cxs_engine *e, const char *why, int suspect);
+/* Handles one control message; may enter the agreement. */
+enum wait_result membership_on_ctl(struct cxs_engine *e, const void *msg, int len, int src);
+
+/* ---- engine state ---------------------------------------------------- */
+
+struct cxs_lp {
+	struct cxs_engine *eng;
+	const struct cxs_node_type *type;
+	void *state;
+	uint32_t id;
+	uint64_t seq;        /* next per-source sequence number */
+	uint64_t digest;     /* hash chain over handled events */
+	uint64_t committed;
+	uint64_t rng[4];     /* xoshiro256** */
+	struct cxs_stats *stats;
+	uint64_t *c_events, *c_sent_remote, *c_sent_local, *c_dropped_dead, *c_dropped_end;
+};
+
+struct batch_buf {
+	unsigned char *data;
+	size_t len, cap;
+	uint32_t nevents;
+};
+
+struct engine_figures {
+	uint64_t events, windows, remote_msgs, batches_sent, agreements;
+	uint64_t lost_batches, dropped_dead_msgs;
+	double loop_wall_s, sync_wall_s, idle_wall_s, busy_wall_s, agreement_wall_s;
+};
+
+/* The nodes that one agreement found dead, and the agreed failure time. */
+struct fail_batch {
+	cxs_time time;
+	uint32_t *nodes;
+	size_t n;
+};
+
+struct failure_rec {
+	uint32_t node, rank, epoch;
+	cxs_time time;
+	double detected_wall_s;
+	const char *cause;
+};
+
+struct cxs_engine {
+	struct cxs_engine_config cfg;
+	int rank, nranks;
+	uint32_t nlocal;
+	uint32_t *local_ids;       /* node ids hosted here, ascending */
+	struct cxs_lp *lps;        /* indexed by local index */
+	uint32_t *node_rank;       /* node -> rank */
+	uint32_t *node_local;      /* node -> local index on its rank */
+	uint8_t *node_alive;
+
+	struct cxs_event_queue eq;
+	struct cxs_lp *cur;        /* node whose event is being handled */
+	cxs_time now;
+
+	/* windows */
+	uint64_t w;                /* current window number */
+	cxs_time bound;            /* events below it may be handled now */
+	struct red_layout rl;
+	uint64_t *contrib, *result, *tmp, *sendbuf;
+	uint64_t *done_result;      /* result of reduction w_red - 1 */
+	uint64_t w_red;            /* windows whose reduction completed here (count) */
+	struct batch_buf *out;     /* per destination rank */
+	MPI_Request *out_reqs;
+	int *out_dst;
+	int nout_reqs;
+	cxs_time gmin;             /* global minimum after the last reduction */
+	int abort_code;
+	char abort_msg[256];
+
+	/* membership */
+	uint8_t *alive;            /* world ranks */
+	int *live;
+	int nlive;
+	uint32_t epoch;
+	uint64_t round_seen;
+	bool in_agreement;
+	struct decision last;      /* last applied decision */
+	bool decision_pending;     /* applied but not yet acted on by the window loop */
+	double *last_heard;        /* wall time of the last message from each rank */
+	double t_start;
+	int kill_pending;          /* index into cfg.kills of the next injected kill, or -1 */
+	bool kill_fired;           /* agreed; lift the cap after the next reduction */
+	struct fail_batch *failbatches;
+	size_t nfailbatches;
+
+	struct failure_rec *failures;
+	size_t nfailures, cap_failures;
+
+	struct engine_figures fig;
+	double last_progress;
+	bool printed_progress;
+	uint64_t global_committed;
+
+};
+
+/* Applies e->last (just agreed) to the engine: live list, epoch, failures. */
+void engine_on_decision(struct cxs_engine *e);
+void progress_update(struct cxs_engine *e, bool final);
+
+#endif /* CXLSIM_ENGINE_PRIV_H */

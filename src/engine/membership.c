@@ -1,0 +1,442 @@
+/*
+ * membership.c — the survivors agree on who is dead.
+ *
+ * Open MPI 4.1 without ULFM keeps survivors running when a rank is killed
+ * (mpirun --enable-recovery), but tells them nothing: a dead rank is only
+ * silence. comm.c turns silence into a suspicion; this file turns suspicions
+ * into one decision that every survivor applies, so that all of them continue
+ * with the same live set, the same epoch (tag space) and the same failure time.
+ *
+ * Protocol (a leader with two phases; a rank's view is its tentative live set):
+ *
+ *   1. Whoever suspects a rank asks the lowest rank alive in its view (the
+ *      leader) to start (START), or starts itself if it is that rank.
+ *   2. The leader picks a round above every round it has seen and QUERYs every
+ *      rank alive in its view. A rank answers with a REPORT (how many window
+ *      reductions it completed, w_red, and the last result) and promises
+ *      (round, leader). Ranks that do not answer within the failure timeout
+ *      are dead in the leader's view.
+ *   3. The leader sends DECIDE (the dead set; w_star = the highest w_red; the
+ *      reduction result of window w_star - 1, so that a rank that had not
+ *      received it can adopt it) and waits for every ACK. A rank that does not
+ *      ACK is dead too, and the leader starts over with a higher round.
+ *   4. COMMIT: every rank applies the decision (engine_on_decision in engine.c).
+ *
+ * Precedence between competing leaders: higher round wins, then lower rank.
+ * A rank answers a QUERY or DECIDE that beats its promise, and REJECTs one that
+ * does not; a leader that is rejected by a better one becomes a follower.
+ * A follower that hears nothing from its leader for three timeouts marks the
+ * leader dead and moves to the next lowest rank (possibly itself), so a leader
+ * that dies during the agreement (a second failure) is replaced.
+ *
+ * Exclusion. A rank that was wrongly suspected (descheduled past the timeout on
+ * an oversubscribed machine) eventually talks to a survivor that has applied a
+ * decision which lists it as dead; that survivor answers EXCLUDED and the
+ * excluded rank stops at once with exit status 75, as if it had failed — it
+ * never continues with its own view. One that is listed dead in a DECIDE it
+ * receives stops the same way.
+ *
+ * Why no MPI_Comm_create_group: it is blocking, and a rank dying while the
+ * survivors are inside it hangs them all. The survivors' communicator here is
+ * MPI_COMM_WORLD restricted to the live list with the epoch in every reduction
+ * tag: it isolates stale traffic exactly like a new context would, and every
+ * wait on it can time out.
+ */
+#include "engine_priv.h"
+#include "membership_priv.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct agree {
+	uint8_t *view;
+	bool promised;
+	uint64_t prom_round;
+	uint32_t prom_leader;
+	bool have_dec;
+	struct ctl_hdr dec;
+	uint64_t *dec_tail; /* dead bits, then the result if dec.b */
+	bool done;
+};
+
+static bool beats(uint64_t r1, uint32_t l1, uint64_t r2, uint32_t l2)
+{
+	return r1 > r2 || (r1 == r2 && l1 < l2);
+}
+
+static _Noreturn void excluded(struct cxs_engine *e, int by)
+{
+	fprintf(stderr,
+		"[rank %d] excluded by the survivors (told by rank %d): stopping as a failed rank\n",
+		e->rank, by);
+	fflush(stderr);
+	_exit(CXS_EXIT_EXCLUDED);
+}
+
+static size_t result_words(const struct cxs_engine *e)
+{
+	return e->rl.total;
+}
+
+static void send_report(struct cxs_engine *e, int dst, uint64_t round, uint32_t leader)
+{
+	struct ctl_hdr h = {.type = CTL_REPORT, .from = (uint32_t)e->rank, .round = round,
+			    .leader = leader, .a = e->w_red};
+	ctl_send(e, dst, &h, e->w_red ? e->done_result : NULL, e->w_red ? result_words(e) : 0);
+}
+
+static void send_simple(struct cxs_engine *e, int dst, uint32_t type, uint64_t round,
+			uint32_t leader)
+{
+	struct ctl_hdr h = {.type = type, .from = (uint32_t)e->rank, .round = round,
+			    .leader = leader};
+	ctl_send(e, dst, &h, NULL, 0);
+}
+
+static int lowest_alive(const struct cxs_engine *e, const uint8_t *view)
+{
+	for (int r = 0; r < e->nranks; r++)
+		if (view[r])
+			return r;
+	return -1;
+}
+
+static void note_round(struct cxs_engine *e, uint64_t round)
+{
+	if (round > e->round_seen)
+		e->round_seen = round;
+}
+
+static void apply(struct cxs_engine *e, const struct ctl_hdr *dec, const uint64_t *tail)
+{
+	uint32_t B = e->rl.bitmap_words;
+	memcpy(e->last.dead_bits, tail, B * sizeof *tail);
+	e->last.round = dec->round;
+	e->last.leader = dec->leader;
+	e->last.w_star = dec->a;
+	e->last.has_result = dec->b != 0;
+	if (dec->b)
+		memcpy(e->last.result, tail + B, result_words(e) * sizeof *tail);
+	note_round(e, dec->round);
+	engine_on_decision(e);
+}
+
+/*
+ * Follower's handling of one message. Returns 1 when a COMMIT of the decision
+ * we acknowledged arrived (the decision is applied).
+ */
+static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_hdr *h,
+		      const uint64_t *tail, int ntail, int src, double *deadline)
+{
+	uint32_t B = e->rl.bitmap_words;
+	switch (h->type) {
+	case CTL_PING:
+		send_simple(e, src, CTL_PONG, 0, 0);
+		return 0;
+	case CTL_EXCLUDED:
+		excluded(e, src);
+	case CTL_QUERY:
+		note_round(e, h->round);
+		if (!e->alive[src]) {
+			send_simple(e, src, CTL_EXCLUDED, h->round, h->leader);
+		} else if (!st->promised || !beats(st->prom_round, st->prom_leader, h->round,
+						   h->leader)) {
+			st->promised = true;
+			st->prom_round = h->round;
+			st->prom_leader = h->leader;
+			send_report(e, src, h->round, h->leader);
+			*deadline = comm_now() + 3 * e->cfg.failure_timeout_s;
+		} else {
+			send_simple(e, src, CTL_REJECT, st->prom_round, st->prom_leader);
+		}
+		return 0;
+	case CTL_DECIDE:
+		note_round(e, h->round);
+		if (!e->alive[src]) {
+			send_simple(e, src, CTL_EXCLUDED, h->round, h->leader);
+			return 0;
+		}
+		if (st->promised && beats(st->prom_round, st->prom_leader, h->round, h->leader)) {
+			send_simple(e, src, CTL_REJECT, st->prom_round, st->prom_leader);
+			return 0;
+		}
+		if ((size_t)ntail < B + (h->b ? result_words(e) : 0))
+			return 0; /* malformed: ignore, the leader will time us out */
+		if (tail[e->rank / 64] >> (e->rank % 64) & 1)
+			excluded(e, src);
+		st->promised = true;
+		st->prom_round = h->round;
+		st->prom_leader = h->leader;
+		st->have_dec = true;
+		st->dec = *h;
+		memcpy(st->dec_tail, tail, (size_t)ntail * sizeof *tail);
+		send_simple(e, src, CTL_ACK, h->round, h->leader);
+		*deadline = comm_now() + 3 * e->cfg.failure_timeout_s;
+		return 0;
+	case CTL_COMMIT:
+		if (st->have_dec && st->dec.round == h->round && st->dec.leader == h->leader) {
+			apply(e, &st->dec, st->dec_tail);
+			return 1;
+		}
+		return 0;
+	default:
+		/* START while following, stale REPORT/ACK/REJECT: nothing to do. */
+		return 0;
+	}
+}
+
+/* Waits for the promised (or expected) leader to finish. 1: applied; 0: leader silent. */
+static int follow(struct cxs_engine *e, struct agree *st)
+{
+	double deadline = comm_now() + 3 * e->cfg.failure_timeout_s;
+	unsigned polls = 0;
+	long sleep_ns = 10000;
+	for (;;) {
+		void *msg;
+		int len, src;
+		while (ctl_poll(e, &msg, &len, &src)) {
+			const struct ctl_hdr *h = msg;
+			int ntail = (len - (int)sizeof *h) / (int)sizeof(uint64_t);
+			int r = follow_msg(e, st, h, (const uint64_t *)(h + 1), ntail, src, &deadline);
+			free(msg);
+			if (r)
+				return 1;
+			polls = 0;
+		}
+		if (comm_now() > deadline)
+			return 0;
+		comm_backoff(e, &polls, &sleep_ns);
+	}
+}
+
+/*
+ * Collects one reply of `want` type from every rank alive in the view (except
+ * us), for up to one timeout; ranks that do not answer die in the view.
+ * Returns -1 if a better leader turned up (we follow it now), else 0.
+ */
+static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint32_t want,
+		   uint64_t *best_w, uint64_t *best_result)
+{
+	uint8_t *got = calloc((size_t)e->nranks, 1);
+	if (!got)
+		cxs_bug(NULL, "out of memory in agreement");
+	got[e->rank] = 1;
+	double deadline = comm_now() + e->cfg.failure_timeout_s;
+	unsigned polls = 0;
+	long sleep_ns = 10000;
+	int ret = 0;
+	for (;;) {
+		bool all = true;
+		for (int r = 0; r < e->nranks; r++)
+			if (st->view[r] && !got[r])
+				all = false;
+		if (all)
+			break;
+		if (comm_now() > deadline) {
+			for (int r = 0; r < e->nranks; r++)
+				if (st->view[r] && !got[r]) {
+					cxs_log(CXS_LOG_WARN, e->now,
+						"agreement round %llu: rank %d did not answer",
+						(unsigned long long)round, r);
+					st->view[r] = 0;
+				}
+			break;
+		}
+		void *msg;
+		int len, src;
+		if (!ctl_poll(e, &msg, &len, &src)) {
+			comm_backoff(e, &polls, &sleep_ns);
+			continue;
+		}
+		polls = 0;
+		const struct ctl_hdr *h = msg;
+		const uint64_t *tail = (const uint64_t *)(h + 1);
+		int ntail = (len - (int)sizeof *h) / (int)sizeof(uint64_t);
+		if (h->type == CTL_EXCLUDED)
+			excluded(e, src);
+		if (h->type == CTL_PING) {
+			send_simple(e, src, CTL_PONG, 0, 0);
+		} else if (h->type == want && h->round == round && h->leader == (uint32_t)e->rank) {
+			got[src] = 1;
+			if (want == CTL_REPORT && h->a > *best_w &&
+			    (size_t)ntail >= result_words(e)) {
+				*best_w = h->a;
+				memcpy(best_result, tail, result_words(e) * sizeof *tail);
+			}
+		} else if ((h->type == CTL_QUERY || h->type == CTL_DECIDE || h->type == CTL_REJECT) &&
+			   beats(h->round, h->leader, round, (uint32_t)e->rank)) {
+			/* A better leader exists: follow it. */
+			note_round(e, h->round);
+			if (h->type == CTL_REJECT) {
+				st->promised = true;
+				st->prom_round = h->round;
+				st->prom_leader = h->leader;
+			} else {
+				double dl = 0;
+				st->promised = false;
+				follow_msg(e, st, h, tail, ntail, src, &dl);
+			}
+			free(msg);
+			ret = -1;
+			break;
+		} else if (h->type == CTL_QUERY || h->type == CTL_DECIDE) {
+			send_simple(e, src, CTL_REJECT, round, (uint32_t)e->rank);
+		}
+		free(msg);
+	}
+	free(got);
+	return ret;
+}
+
+/* 1: decided and applied; 0: demoted to follower (st->promised set). */
+static int lead(struct cxs_engine *e, struct agree *st)
+{
+	uint32_t B = e->rl.bitmap_words;
+	size_t R = result_words(e);
+	uint64_t *tail = calloc(B + R, sizeof *tail);
+	if (!tail)
+		cxs_bug(NULL, "out of memory in agreement");
+	int ret = 0;
+	for (;;) {
+		uint64_t round = ++e->round_seen;
+		if (st->promised && round <= st->prom_round)
+			round = e->round_seen = st->prom_round + 1;
+		st->promised = true;
+		st->prom_round = round;
+		st->prom_leader = (uint32_t)e->rank;
+		for (int r = 0; r < e->nranks; r++)
+			if (st->view[r])
+				send_simple(e, r, CTL_QUERY, round, (uint32_t)e->rank);
+		uint64_t best_w = e->w_red;
+		if (e->w_red)
+			memcpy(tail + B, e->done_result, R * sizeof *tail);
+		if (collect(e, st, round, CTL_REPORT, &best_w, tail + B) < 0)
+			goto out;
+
+		memset(tail, 0, B * sizeof *tail);
+		for (int r = 0; r < e->nranks; r++)
+			if (!st->view[r])
+				tail[r / 64] |= UINT64_C(1) << (r % 64);
+		struct ctl_hdr dec = {.type = CTL_DECIDE, .from = (uint32_t)e->rank, .round = round,
+				      .leader = (uint32_t)e->rank, .a = best_w, .b = best_w > 0};
+		for (int r = 0; r < e->nranks; r++)
+			if (st->view[r])
+				ctl_send(e, r, &dec, tail, B + (best_w ? R : 0));
+		uint8_t *before = malloc((size_t)e->nranks);
+		if (!before)
+			cxs_bug(NULL, "out of memory in agreement");
+		memcpy(before, st->view, (size_t)e->nranks);
+		if (collect(e, st, round, CTL_ACK, &best_w, tail + B) < 0) {
+			free(before);
+			goto out;
+		}
+		bool lost = memcmp(before, st->view, (size_t)e->nranks) != 0;
+		free(before);
+		if (lost)
+			continue; /* someone died between QUERY and ACK: decide again */
+		for (int r = 0; r < e->nranks; r++)
+			if (st->view[r])
+				send_simple(e, r, CTL_COMMIT, round, (uint32_t)e->rank);
+		apply(e, &dec, tail);
+		ret = 1;
+		break;
+	}
+out:
+	free(tail);
+	return ret;
+}
+
+static void agree(struct cxs_engine *e, int suspect, const struct ctl_hdr *first, int first_src,
+		  const uint64_t *first_tail, int first_ntail)
+{
+	struct agree st = {0};
+	st.view = malloc((size_t)e->nranks);
+	st.dec_tail = malloc((e->rl.bitmap_words + result_words(e)) * sizeof(uint64_t));
+	if (!st.view || !st.dec_tail)
+		cxs_bug(NULL, "out of memory in agreement");
+	memcpy(st.view, e->alive, (size_t)e->nranks);
+	if (suspect >= 0 && suspect != e->rank)
+		st.view[suspect] = 0;
+	e->in_agreement = true;
+	double t0 = comm_now();
+	bool applied = false;
+	if (first) {
+		double dl = 0;
+		applied = follow_msg(e, &st, first, first_tail, first_ntail, first_src, &dl) == 1;
+	}
+	while (!applied) {
+		if (st.promised && st.prom_leader != (uint32_t)e->rank) {
+			if (follow(e, &st)) {
+				applied = true;
+				break;
+			}
+			st.view[st.prom_leader] = 0;
+			st.promised = false;
+			continue;
+		}
+		int leader = lowest_alive(e, st.view);
+		if (leader == e->rank) {
+			if (lead(e, &st))
+				applied = true;
+			continue;
+		}
+		struct ctl_hdr h = {.type = CTL_START, .from = (uint32_t)e->rank,
+				    .a = (uint64_t)(int64_t)suspect};
+		ctl_send(e, leader, &h, NULL, 0);
+		if (follow(e, &st)) {
+			applied = true;
+			break;
+		}
+		int gone = st.promised ? (int)st.prom_leader : leader;
+		cxs_log(CXS_LOG_WARN, e->now, "agreement: leader %d silent", gone);
+		st.view[gone] = 0;
+		st.promised = false;
+	}
+	e->in_agreement = false;
+	e->fig.agreements++;
+	e->fig.agreement_wall_s += comm_now() - t0;
+	free(st.view);
+	free(st.dec_tail);
+}
+
+void membership_agree(struct cxs_engine *e, const char *why, int suspect)
+{
+	cxs_log(CXS_LOG_INFO, e->now, "agreement (%s, suspect %d)", why, suspect);
+	agree(e, suspect, NULL, -1, NULL, 0);
+}
+
+enum wait_result membership_on_ctl(struct cxs_engine *e, const void *msg, int len, int src)
+{
+	const struct ctl_hdr *h = msg;
+	const uint64_t *tail = (const uint64_t *)(h + 1);
+	int ntail = (len - (int)sizeof *h) / (int)sizeof(uint64_t);
+	switch (h->type) {
+	case CTL_EXCLUDED:
+		excluded(e, src);
+	case CTL_START:
+		if (!e->alive[src]) {
+			send_simple(e, src, CTL_EXCLUDED, 0, 0);
+			return WAIT_OK;
+		}
+		agree(e, (int)(int64_t)h->a, NULL, -1, NULL, 0);
+		return WAIT_CHANGED;
+	case CTL_QUERY:
+	case CTL_DECIDE:
+		if (!e->alive[src]) {
+			send_simple(e, src, CTL_EXCLUDED, h->round, h->leader);
+			return WAIT_OK;
+		}
+		if (h->round <= e->last.round)
+			return WAIT_OK; /* from an agreement we already finished */
+		agree(e, -1, h, src, tail, ntail);
+		return WAIT_CHANGED;
+	default:
+		/* Stale replies from a finished agreement. */
+		if (!e->alive[src])
+			send_simple(e, src, CTL_EXCLUDED, 0, 0);
+		return WAIT_OK;
+	}
+}

@@ -1,0 +1,13 @@
+#ifndef CXLSIM_TESTS_UNIT_SUITES_H
+#define CXLSIM_TESTS_UNIT_SUITES_H
+
+#include <check.h>
+
+Suite *event_queue_suite(void);
+Suite *config_suite(void);
+Suite *stats_suite(void);
+Suite *h5out_suite(void);
+Suite *reduce_suite(void);
+Suite *rank_map_suite(void);
+
+#endif
