@@ -10,13 +10,18 @@
  *   4. receive exactly the batches the bitmap announces.
  *
  * With eff[s] = min(heap minimum of s, earliest event sent to s), rank r's
- * next bound is min over s != r of eff[s] + lookahead: nothing another rank
- * holds can create an event for r earlier than that, and messages from r to
- * s created in the window land at or after eff[r] + L >= s's bound, so they
- * wait for the exchange. Excluding r's own minimum lets the rank that holds
- * the global minimum run a further window's worth of its own events; at
- * np = 2 this roughly halves the windows of PHOLD against a global bound
- * min_s eff[s] + L. Messages in flight are accounted for by the sent-minimum
+ * next bound is
+ *
+ *     min( min over s != r of eff[s] + L,  eff[r] + 2L )
+ *
+ * Nothing another rank holds can create an event for r earlier than
+ * eff[s] + L; r's own events can come back to it only through another rank,
+ * a round trip of at least 2L. (Leaving eff[r] out altogether is wrong: the
+ * uneven-mapping determinism test caught exactly that reply arriving below
+ * the bound.) Messages from r to s created in the window land at or after
+ * eff[r] + L >= s's bound, so they wait for the exchange. Against a global
+ * bound min_s eff[s] + L, the rank that holds the minimum runs up to one more
+ * lookahead of its own events per window. Messages in flight are accounted for by the sent-minimum
  * and the bitmap, both part of the same reduction. The run ends when every
  * eff is at or past the end time.
  *
@@ -282,12 +287,11 @@ void cxs_send_at(struct cxs_lp *lp, uint32_t dst, cxs_time delay, uint32_t type,
 	}
 	uint64_t seq = lp->seq++;
 	uint32_t r = e->node_rank[dst];
+	(*lp->c_sent)++;
 	if (r == (uint32_t)e->rank) {
-		(*lp->c_sent_local)++;
 		enqueue_local(e, t, seq, lp->id, dst, type, data, size);
 		return;
 	}
-	(*lp->c_sent_remote)++;
 	struct wire_ev w = {.time = t, .seq = seq, .src = lp->id, .dst = dst, .type = type,
 			    .size = size};
 	batch_append(&e->out[r], &w, data);
@@ -308,6 +312,7 @@ void cxs_schedule(struct cxs_lp *lp, cxs_time delay, uint32_t type, const void *
 		(*lp->c_dropped_end)++;
 		return;
 	}
+	(*lp->c_scheduled)++;
 	enqueue_local(e, t, lp->seq++, lp->id, lp->id, type, data, size);
 }
 
@@ -413,10 +418,12 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 			lp->rng[k] = splitmix64(&x);
 		lp->c_events = cxs_stats_counter(lp->stats, "engine", "events", "events",
 						 "events handled by this node");
-		lp->c_sent_remote = cxs_stats_counter(lp->stats, "engine", "sent_remote", "events",
-						      "events sent to nodes on other ranks");
-		lp->c_sent_local = cxs_stats_counter(lp->stats, "engine", "sent_local", "events",
-						     "events sent to or scheduled on nodes of this rank");
+		/* Node counters must not depend on the mapping: the split of sends
+		 * between ranks is a per-rank engine figure (remote_msgs), not here. */
+		lp->c_sent = cxs_stats_counter(lp->stats, "engine", "sent", "events",
+					       "events sent to other nodes");
+		lp->c_scheduled = cxs_stats_counter(lp->stats, "engine", "scheduled", "events",
+						    "events scheduled for this node itself");
 		lp->c_dropped_dead = cxs_stats_counter(lp->stats, "engine", "dropped_dead", "events",
 						       "sends to nodes already known dead");
 		lp->c_dropped_end = cxs_stats_counter(lp->stats, "engine", "dropped_end", "events",
@@ -508,17 +515,23 @@ static cxs_time global_min(const struct cxs_engine *e, uint64_t *res)
  * result and the pending kill, so that every survivor computes the same
  * bounds from an adopted result.
  */
+static cxs_time sat_add(cxs_time a, cxs_time b)
+{
+	return a > CXS_TIME_INF - b ? CXS_TIME_INF : a + b;
+}
+
 static cxs_time bound_for(const struct cxs_engine *e, uint64_t *res, int r)
 {
-	cxs_time m = CXS_TIME_INF;
+	cxs_time L = e->cfg.lookahead;
+	/* Own events come back at the earliest after a round trip through another rank. */
+	cxs_time b = sat_add(eff_of(e, res, r), 2 * L);
 	for (int s = 0; s < e->nranks; s++) {
 		if (s == r)
 			continue;
-		cxs_time x = eff_of(e, res, s);
-		if (x < m)
-			m = x;
+		cxs_time x = sat_add(eff_of(e, res, s), L);
+		if (x < b)
+			b = x;
 	}
-	cxs_time b = m > CXS_TIME_INF - e->cfg.lookahead ? CXS_TIME_INF : m + e->cfg.lookahead;
 	if (b > e->cfg.end_time)
 		b = e->cfg.end_time;
 	if (e->kill_pending >= 0 && b > e->cfg.kills[e->kill_pending].time)
@@ -592,6 +605,18 @@ void engine_on_decision(struct cxs_engine *e)
 		e->failures[e->nfailures++] = (struct failure_rec){
 			.node = n, .rank = e->node_rank[n], .epoch = e->epoch, .time = t_fail,
 			.detected_wall_s = wall, .cause = cause};
+	}
+	/*
+	 * Tell the newly dead that they are out. A rank that was only descheduled
+	 * finds this in its queue when it runs again, possibly after the
+	 * survivors have finished, and stops instead of carrying on alone.
+	 */
+	if (d->leader == (uint32_t)e->rank) {
+		struct ctl_hdr ex = {.type = CTL_EXCLUDED, .from = (uint32_t)e->rank,
+				     .round = d->round, .leader = d->leader};
+		for (int r = 0; r < e->nranks; r++)
+			if (newly[r])
+				ctl_send(e, r, &ex, NULL, 0);
 	}
 	free(newly);
 	cxs_log(CXS_LOG_WARN, t_fail, "%zu node(s) failed; %d rank(s) continue (epoch %u)", fb.n,
@@ -726,6 +751,11 @@ static void unpack_batch(struct cxs_engine *e, const unsigned char *p, size_t le
 		if (w.size > CXS_EVENT_PAYLOAD_MAX || len - off < pay || w.dst >= e->cfg.nnodes ||
 		    e->node_rank[w.dst] != (uint32_t)e->rank)
 			cxs_bug(NULL, "malformed event in a batch from rank %d", src);
+		/* This rank has already handled an event at e->now: one arriving
+		 * earlier would be handled out of order, a causality error. */
+		if (w.time < e->now)
+			cxs_bug(NULL, "event at %llu ps from rank %d arrived after this rank handled %llu ps",
+				(unsigned long long)w.time, src, (unsigned long long)e->now);
 		enqueue_local(e, w.time, w.seq, w.src, w.dst, w.type, p + off, w.size);
 		off += pay;
 	}

@@ -160,7 +160,7 @@ struct cxs_lp {
 	uint64_t committed;
 	uint64_t rng[4];     /* xoshiro256** */
 	struct cxs_stats *stats;
-	uint64_t *c_events, *c_sent_remote, *c_sent_local, *c_dropped_dead, *c_dropped_end;
+	uint64_t *c_events, *c_sent, *c_scheduled, *c_dropped_dead, *c_dropped_end;
 };
 
 struct batch_buf {
