@@ -1,0 +1,52 @@
+/*
+ * app_config.c — the [engine] and [output] keys, read by src/app/main.c.
+ *
+ * The engine itself takes a plain struct (struct cxs_engine_config) and reads
+ * no configuration, so that tests can build engines without a config file;
+ * these keys are how a user fills that struct. Defaults:
+ *
+ *   end_time 5ms    ROSS's PHOLD benchmark end (5000 units of 1 us, see phold.h)
+ *   lookahead 0     "ask the model": PHOLD's is phold.lookahead
+ *   failure_timeout 5 s   long enough for 34 ranks on 2 cores, where a rank may
+ *                   wait a whole scheduler round of its neighbours before it
+ *                   runs; short enough that a killed rank is noticed quickly
+ *
+ * The enum choices' order is part of app_config_priv.h (enum app_mapping ...).
+ */
+#include "app_config_priv.h"
+
+const struct cxs_cfg_key cxs_app_keys[] = {
+	{ .section = "engine", .key = "model", .type = CXS_CFG_ENUM, .def = "phold",
+	  .choices = "phold",
+	  .doc = "Which model every node runs (--model)." },
+	{ .section = "engine", .key = "end_time", .type = CXS_CFG_TIME, .def = "5ms",
+	  .doc = "Simulated time at which the run ends; events at or past it are not "
+		 "scheduled (--end). Must exceed the lookahead." },
+	{ .section = "engine", .key = "lookahead", .type = CXS_CFG_TIME, .def = "0",
+	  .doc = "Minimum delay of a message between nodes, the width of a synchronisation "
+		 "window; 0 takes the model's (phold.lookahead for PHOLD, which it must "
+		 "equal when set)." },
+	{ .section = "engine", .key = "seed", .type = CXS_CFG_UINT, .def = "1",
+	  .doc = "Run seed; every node's random stream is derived from it and the node id "
+		 "(--seed)." },
+	{ .section = "engine", .key = "mapping", .type = CXS_CFG_ENUM, .def = "block",
+	  .choices = "block|round_robin|explicit",
+	  .doc = "How nodes are placed on MPI ranks: contiguous blocks, node n on rank "
+		 "n mod ranks, or as engine.map lists. Results do not depend on it." },
+	{ .section = "engine", .key = "map", .type = CXS_CFG_STRING, .def = "",
+	  .doc = "With mapping = explicit: the rank of each node in node order, e.g. "
+		 "\"0 0 0 1 1 2\" or \"0*3 1*2 2\" (rank*count)." },
+	{ .section = "engine", .key = "failure_timeout", .type = CXS_CFG_DOUBLE, .def = "5.0",
+	  .doc = "Wall-clock seconds of silence after which a rank is suspected dead.",
+	  .min = 0.001, .max = 86400.0 },
+	{ .section = "engine", .key = "progress_interval", .type = CXS_CFG_DOUBLE, .def = "1.0",
+	  .doc = "Wall-clock seconds between updates of the progress line (see --quiet).",
+	  .min = 0.01, .max = 86400.0 },
+	{ .section = "output", .key = "file", .type = CXS_CFG_STRING, .def = "cxlsim-out.h5",
+	  .doc = "HDF5 file the run writes (--output); written as FILE.partial, then renamed." },
+	{ .section = "output", .key = "log_level", .type = CXS_CFG_ENUM, .def = "warn",
+	  .choices = "error|warn|info|debug",
+	  .doc = "Least severe log messages printed on stderr; -v and -vv raise it to info "
+		 "and debug." },
+};
+const size_t cxs_app_nkeys = sizeof(cxs_app_keys) / sizeof(cxs_app_keys[0]);

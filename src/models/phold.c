@@ -1,0 +1,236 @@
+/*
+ * phold.c — the PHOLD benchmark model (API and semantics in include/cxlsim/phold.h).
+ *
+ * One LP per node; its state is four counters in the node's registry,
+ * component "phold":
+ *
+ *     events_handled  events this LP handled
+ *     sent_self       events it created for itself (the start event included)
+ *     sent_remote     events it created for another LP
+ *     failures_seen   dead nodes announced to it by failure notices
+ *
+ * sent_self and sent_remote count only events created before the end time,
+ * the ones the engine keeps, so in a run without failures the sums over all
+ * LPs satisfy  sum(events_handled) = sum(sent_self + sent_remote) - (events
+ * still pending at the end), which a test can check. A remote draw that lands
+ * on the LP itself is a self event (cxs_schedule) and counts as sent_self.
+ *
+ * Randomness: per event, one uniform draw decides remote or not, a second
+ * (remote only) picks the destination, one exponential draw the delay — the
+ * order of ROSS's phold_event_handler. The start event draws only the delay.
+ * All draws come from the node's own stream, so the event sequence of every
+ * LP depends on nothing but (seed, node id, events received): identical at
+ * any rank count and mapping.
+ *
+ * A failure changes nothing in the model: events sent to a dead node are
+ * dropped by the engine and that event chain ends, as a message to a crashed
+ * machine would. The failure callback only counts.
+ */
+#include "cxlsim/phold.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cxlsim/stats.h"
+
+enum { PHOLD_EV = 1 }; /* the only event type; it carries no payload */
+
+struct phold {
+	uint64_t *events_handled;
+	uint64_t *sent_self;
+	uint64_t *sent_remote;
+	uint64_t *failures_seen;
+};
+
+/*
+ * Bounds: a delay must be at least 1 ps to be representable, and 1e12 units
+ * (1e18 ps, 11.6 days) keeps lookahead + mean far below 2^64 ps (213 days), so
+ * the conversions below cannot overflow.
+ */
+const struct cxs_cfg_key cxs_phold_keys[] = {
+	{ .section = "phold", .key = "mean", .type = CXS_CFG_DOUBLE, .def = "1.0",
+	  .doc = "Mean delay from an event to the event it creates, lookahead included, in "
+		 "time units (1 unit = 1 us; ROSS's --mean). Must be at least phold.lookahead.",
+	  .min = 1e-6, .max = 1e12 },
+	{ .section = "phold", .key = "lookahead", .type = CXS_CFG_DOUBLE, .def = "0.1",
+	  .doc = "Minimum delay of every event, in time units (1 unit = 1 us; ROSS's "
+		 "--lookahead); also the engine's lookahead (engine.lookahead, if set, must "
+		 "equal it).",
+	  .min = 1e-6, .max = 1e12 },
+	{ .section = "phold", .key = "remote", .type = CXS_CFG_DOUBLE, .def = "0.25",
+	  .doc = "Probability that a new event goes to an LP drawn uniformly from all LPs "
+		 "(itself included) rather than to itself (ROSS's --remote).",
+	  .min = 0.0, .max = 1.0 },
+	{ .section = "phold", .key = "lps", .type = CXS_CFG_UINT, .def = "16",
+	  .doc = "Number of PHOLD LPs, one per simulated node, spread over the MPI ranks.",
+	  .min = 1, .max = 4294967294.0 /* UINT32_MAX is CXS_SRC_ENGINE */ },
+};
+const size_t cxs_phold_nkeys = sizeof(cxs_phold_keys) / sizeof(cxs_phold_keys[0]);
+
+static struct cxs_phold_params params;
+static bool configured;
+
+/* Rounds a non-negative number of units (at most 1e12, checked by the key table) to ps. */
+static cxs_time units_to_ps(double units)
+{
+	return (cxs_time)llround(units * (double)CXS_PHOLD_PS_PER_UNIT);
+}
+
+int cxs_phold_configure(const struct cxs_config *cfg, struct cxs_phold_params *out, char *err,
+			size_t errlen)
+{
+	double mean = cxs_config_double(cfg, "phold", "mean");
+	double lookahead = cxs_config_double(cfg, "phold", "lookahead");
+	struct cxs_phold_params p = {
+		.lps = (uint32_t)cxs_config_uint(cfg, "phold", "lps"),
+		.lookahead_ps = units_to_ps(lookahead),
+		.mean_ps = units_to_ps(mean),
+		.remote = cxs_config_double(cfg, "phold", "remote"),
+	};
+
+	if (p.mean_ps < p.lookahead_ps) {
+		snprintf(err, errlen,
+			 "%s: phold.mean: %g is below phold.lookahead = %g (from %s); the mean "
+			 "delay includes the lookahead",
+			 cxs_config_origin(cfg, "phold", "mean"), mean, lookahead,
+			 cxs_config_origin(cfg, "phold", "lookahead"));
+		return -1;
+	}
+	params = p;
+	configured = true;
+	if (out != NULL)
+		*out = p;
+	return 0;
+}
+
+/*
+ * lookahead + Exp(mean - lookahead), rounded to the nearest ps. A draw too
+ * large for 63 bits is capped there: such an event lies past any end time.
+ */
+static cxs_time draw_delay(struct cxs_lp *lp)
+{
+	double x = 0.0;
+
+	if (params.mean_ps > params.lookahead_ps)
+		x = cxs_rand_exp(lp, (double)(params.mean_ps - params.lookahead_ps));
+	if (!(x < 0x1p63))
+		return params.lookahead_ps + (UINT64_C(1) << 63);
+	return params.lookahead_ps + (cxs_time)(x + 0.5);
+}
+
+/* Whether an event created now with this delay survives the end-time cut. */
+static bool before_end(const struct cxs_lp *lp, cxs_time delay)
+{
+	cxs_time now = cxs_now(lp), end = cxs_end_time(lp);
+
+	return now < end && delay < end - now;
+}
+
+static int phold_init(struct cxs_lp *lp, void *state)
+{
+	struct phold *s = state;
+	struct cxs_stats *st = cxs_lp_stats(lp);
+	cxs_time delay;
+
+	if (!configured)
+		cxs_bug(lp, "phold: cxs_phold_configure was not called before the run");
+	/* the engine may be more conservative than the model, never less */
+	if (cxs_lookahead(lp) > params.lookahead_ps)
+		cxs_bug(lp, "phold: engine lookahead %llu ps exceeds phold.lookahead %llu ps",
+			(unsigned long long)cxs_lookahead(lp),
+			(unsigned long long)params.lookahead_ps);
+
+	s->events_handled = cxs_stats_counter(st, "phold", "events_handled", "events",
+					      "PHOLD events this LP handled");
+	s->sent_self = cxs_stats_counter(st, "phold", "sent_self", "events",
+					 "events this LP created for itself before the end time, "
+					 "the start event included");
+	s->sent_remote = cxs_stats_counter(st, "phold", "sent_remote", "events",
+					   "events this LP created for another LP before the end time");
+	s->failures_seen = cxs_stats_counter(st, "phold", "failures_seen", "nodes",
+					     "dead nodes announced to this LP by failure notices");
+	if (s->events_handled == NULL || s->sent_self == NULL || s->sent_remote == NULL ||
+	    s->failures_seen == NULL)
+		cxs_bug(lp, "phold: cannot register counters");
+
+	delay = draw_delay(lp);
+	if (before_end(lp, delay))
+		(*s->sent_self)++;
+	cxs_schedule(lp, delay, PHOLD_EV, NULL, 0);
+	return 0;
+}
+
+static void phold_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
+{
+	struct phold *s = state;
+	uint32_t self = cxs_lp_id(lp), n = cxs_lp_count(lp), dst = self;
+	cxs_time delay;
+	bool kept;
+
+	(void)ev;
+	(*s->events_handled)++;
+	if (cxs_rand_unif(lp) < params.remote) {
+		dst = (uint32_t)(cxs_rand_unif(lp) * (double)n);
+		if (dst >= n) /* u * n can round up to n when n is near 2^32 */
+			dst = n - 1;
+	}
+	delay = draw_delay(lp);
+	kept = before_end(lp, delay);
+	if (dst == self) {
+		*s->sent_self += kept;
+		cxs_schedule(lp, delay, PHOLD_EV, NULL, 0);
+	} else {
+		*s->sent_remote += kept;
+		cxs_send(lp, dst, delay, PHOLD_EV, NULL, 0);
+	}
+}
+
+static void phold_failure(struct cxs_lp *lp, void *state, const uint32_t *dead_nodes,
+			  size_t ndead, cxs_time failure_time)
+{
+	struct phold *s = state;
+
+	(void)lp;
+	(void)dead_nodes;
+	(void)failure_time;
+	*s->failures_seen += ndead;
+}
+
+/* FNV-1a over the counters, little-endian, so the digest is the same on any host. */
+static uint64_t phold_snapshot(struct cxs_lp *lp, const void *state)
+{
+	const struct phold *s = state;
+	const uint64_t vals[] = { *s->events_handled, *s->sent_self, *s->sent_remote,
+				  *s->failures_seen };
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	(void)lp;
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		for (int b = 0; b < 8; b++)
+			h = (h ^ ((vals[i] >> (8 * b)) & 0xff)) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+/* Nothing to release: the counters belong to the node's registry. */
+static void phold_finalize(struct cxs_lp *lp, void *state)
+{
+	(void)lp;
+	(void)state;
+}
+
+static const struct cxs_node_type phold_type = {
+	.name = "phold",
+	.state_size = sizeof(struct phold),
+	.init = phold_init,
+	.event = phold_event,
+	.failure = phold_failure,
+	.snapshot = phold_snapshot,
+	.finalize = phold_finalize,
+};
+
+const struct cxs_node_type *cxs_phold_type(void)
+{
+	return &phold_type;
+}
