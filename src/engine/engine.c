@@ -523,8 +523,12 @@ static cxs_time sat_add(cxs_time a, cxs_time b)
 static cxs_time bound_for(const struct cxs_engine *e, uint64_t *res, int r)
 {
 	cxs_time L = e->cfg.lookahead;
-	/* Own events come back at the earliest after a round trip through another rank. */
-	cxs_time b = sat_add(eff_of(e, res, r), 2 * L);
+	/*
+	 * Own events come back at the earliest after a round trip through another
+	 * rank; with no other rank alive, nothing comes back and one window ends
+	 * the run.
+	 */
+	cxs_time b = e->nlive > 1 ? sat_add(eff_of(e, res, r), 2 * L) : CXS_TIME_INF;
 	for (int s = 0; s < e->nranks; s++) {
 		if (s == r)
 			continue;
