@@ -30,8 +30,9 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <mpi.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -92,6 +93,7 @@ struct app {
 	uint32_t *rank_map;         /* mapping = explicit only */
 	const char *output_path;
 	bool write_failed;          /* the output callback failed on this rank */
+	size_t nfailures;           /* ranks' nodes lost during the run */
 	char write_err[ERR_MAX];
 };
 
@@ -878,6 +880,7 @@ static int cxlsim(struct app *app, int argc, char **argv)
 		return report(app, err);
 	memset(&res, 0, sizeof(res));
 	status = cxs_engine_run(eng, &res, write_output, app);
+	app->nfailures = res.nfailures;
 	cxs_engine_free(eng);
 	return summarise(app, &res, status);
 }
@@ -915,6 +918,25 @@ static void report_status(int rank, int rc)
 	fclose(f);
 }
 
+/*
+ * MPI_Finalize ends with a fence over every process of the job; after a rank
+ * died, Open MPI 4.1 intermittently waits for it forever (seen in the kill
+ * tests, every rank asleep in ompi_mpi_finalize). By then the output is written and the status
+ * reported, so a watchdog ends the process with its real status if finalize
+ * has not returned in time: a few seconds when ranks died, a minute (never
+ * reached in practice) otherwise. Never a hang.
+ */
+#define FINALIZE_GUARD_AFTER_FAILURE_S 3u
+#define FINALIZE_GUARD_S 60u
+
+static volatile sig_atomic_t exit_status;
+
+static void finalize_guard(int sig)
+{
+	(void)sig;
+	_exit(exit_status);
+}
+
 int main(int argc, char **argv)
 {
 	struct app app;
@@ -925,8 +947,15 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &app.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &app.nranks);
 	rc = cxlsim(&app, argc, argv);
+	size_t nfailures = app.nfailures;
 	app_free(&app);
-	MPI_Finalize();
 	report_status(app.rank, rc);
+	fflush(stdout);
+	fflush(stderr);
+	exit_status = rc;
+	signal(SIGALRM, finalize_guard);
+	alarm(nfailures ? FINALIZE_GUARD_AFTER_FAILURE_S : FINALIZE_GUARD_S);
+	MPI_Finalize();
+	alarm(0);
 	return rc;
 }
