@@ -10,10 +10,13 @@
  *     failures_seen   dead nodes announced to it by failure notices
  *
  * sent_self and sent_remote count only events created before the end time,
- * the ones the engine keeps, so in a run without failures the sums over all
- * LPs satisfy  sum(events_handled) = sum(sent_self + sent_remote) - (events
- * still pending at the end), which a test can check. A remote draw that lands
- * on the LP itself is a self event (cxs_schedule) and counts as sent_self.
+ * the ones the engine keeps and therefore handles, so in a run without
+ * failures the sums over all LPs satisfy
+ *
+ *     sum(events_handled) = sum(sent_self + sent_remote)
+ *
+ * which a test can check. A remote draw that lands on the LP itself is a self
+ * event (cxs_schedule) and counts as sent_self.
  *
  * Randomness: per event, one uniform draw decides remote or not, a second
  * (remote only) picks the destination, one exponential draw the delay — the
@@ -22,15 +25,20 @@
  * LP depends on nothing but (seed, node id, events received): identical at
  * any rank count and mapping.
  *
- * A failure changes nothing in the model: events sent to a dead node are
- * dropped by the engine and that event chain ends, as a message to a crashed
- * machine would. The failure callback only counts.
+ * Failures. The failure callback (run at the agreed simulated failure time)
+ * records the dead nodes in the LP's own bitmap, and from then on a remote
+ * destination is drawn again until it is a live node, so the survivors keep
+ * the full load instead of losing every event chain that reaches a dead
+ * node. Because the LP learns of a death only through its own callback, at a
+ * simulated time, the redraws are as deterministic as everything else.
+ * Events already in flight to a dead node are dropped by the engine.
  */
 #include "cxlsim/phold.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cxlsim/stats.h"
@@ -42,7 +50,14 @@ struct phold {
 	uint64_t *sent_self;
 	uint64_t *sent_remote;
 	uint64_t *failures_seen;
+	uint64_t *dead;    /* bitmap over node ids; NULL until the first failure */
+	uint32_t ndead;
 };
+
+static bool is_dead(const struct phold *s, uint32_t node)
+{
+	return s->dead != NULL && (s->dead[node / 64] >> (node % 64) & 1);
+}
 
 /*
  * Bounds: a delay must be at least 1 ps to be representable, and 1e12 units
@@ -172,9 +187,12 @@ static void phold_event(struct cxs_lp *lp, void *state, const struct cxs_event *
 	(void)ev;
 	(*s->events_handled)++;
 	if (cxs_rand_unif(lp) < params.remote) {
-		dst = (uint32_t)(cxs_rand_unif(lp) * (double)n);
-		if (dst >= n) /* u * n can round up to n when n is near 2^32 */
-			dst = n - 1;
+		/* Redraw over dead nodes; the LP itself is alive, so this ends. */
+		do {
+			dst = (uint32_t)(cxs_rand_unif(lp) * (double)n);
+			if (dst >= n) /* u * n can round up to n when n is near 2^32 */
+				dst = n - 1;
+		} while (is_dead(s, dst));
 	}
 	delay = draw_delay(lp);
 	kept = before_end(lp, delay);
@@ -191,10 +209,20 @@ static void phold_failure(struct cxs_lp *lp, void *state, const uint32_t *dead_n
 			  size_t ndead, cxs_time failure_time)
 {
 	struct phold *s = state;
+	uint32_t n = cxs_lp_count(lp);
 
-	(void)lp;
-	(void)dead_nodes;
 	(void)failure_time;
+	if (s->dead == NULL) {
+		s->dead = calloc((n + 63) / 64, sizeof(*s->dead));
+		if (s->dead == NULL)
+			cxs_bug(lp, "phold: out of memory for the dead-node bitmap");
+	}
+	for (size_t i = 0; i < ndead; i++) {
+		if (dead_nodes[i] >= n || is_dead(s, dead_nodes[i]))
+			continue;
+		s->dead[dead_nodes[i] / 64] |= UINT64_C(1) << (dead_nodes[i] % 64);
+		s->ndead++;
+	}
 	*s->failures_seen += ndead;
 }
 
@@ -213,11 +241,14 @@ static uint64_t phold_snapshot(struct cxs_lp *lp, const void *state)
 	return h;
 }
 
-/* Nothing to release: the counters belong to the node's registry. */
+/* The counters belong to the node's registry; only the bitmap is ours. */
 static void phold_finalize(struct cxs_lp *lp, void *state)
 {
+	struct phold *s = state;
+
 	(void)lp;
-	(void)state;
+	free(s->dead);
+	s->dead = NULL;
 }
 
 static const struct cxs_node_type phold_type = {
