@@ -112,6 +112,7 @@ int red_schedule(uint32_t n, uint32_t i, struct red_step *steps);
 enum wait_result { WAIT_OK = 0, WAIT_CHANGED = 1 };
 
 struct cxs_engine;
+struct recv_set;
 
 /*
  * Waits for every request; the ranks in `awaited` are the ones whose silence
@@ -214,6 +215,7 @@ struct cxs_engine {
 	MPI_Request *out_reqs;
 	int *out_dst;
 	int nout_reqs;
+	struct recv_set *rs;       /* batch and gather receives (engine.c) */
 	cxs_time gmin;             /* global minimum after the last reduction */
 	int abort_code;
 	char abort_msg[256];

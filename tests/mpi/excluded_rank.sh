@@ -4,7 +4,7 @@
 # stop as if it had failed (exit status 75), while the survivors finish.
 . "$(dirname "$0")/common.sh"
 out="$WORK/stop.h5"
-"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=20ms \
+"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=100ms \
 	--set engine.failure_timeout=0.5 >"$out.stdout" 2>"$out.stderr" &
 mp=$!
 pid=""

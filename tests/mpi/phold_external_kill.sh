@@ -7,7 +7,7 @@
 victim=${1:-2}
 second=${2:-}
 out="$WORK/ext.h5"
-"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=20ms \
+"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=100ms \
 	--set engine.failure_timeout=1.0 >"$out.stdout" 2>"$out.stderr" &
 mp=$!
 pid=""
@@ -16,8 +16,8 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 [ -n "$pid" ] || { echo "rank $victim never started"; kill $mp; exit 1; }
-sleep 1.5
-kill -9 "$pid"
+sleep 1.0
+kill -9 "$pid" || { echo "rank $victim ended before the kill: lengthen the run"; exit 1; }
 if [ -n "$second" ]; then
 	sleep 1.3 # inside the ping / agreement phase of the first failure (timeout 1 s)
 	pid2=$(pid_of_rank "$second") && kill -9 "$pid2"
