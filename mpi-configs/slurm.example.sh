@@ -9,5 +9,5 @@ set -euo pipefail
 cd "${SLURM_SUBMIT_DIR:-.}"
 # Under Slurm, mpirun takes hosts and slots from the allocation.
 mpirun --enable-recovery --mca orte_abort_on_non_zero_status 0 \
-	--mca mpi_yield_when_idle 1 -np "$SLURM_NTASKS" \
+	-np "$SLURM_NTASKS" \
 	build/src/cxlsim "$@" -o "cxlsim-$SLURM_JOB_ID.h5"
