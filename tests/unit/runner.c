@@ -5,6 +5,7 @@
  * its module; run it bare to run them all. Unit tests never use MPI.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "unit_suites.h"
@@ -19,6 +20,12 @@ int main(void)
 	srunner_add_suite(sr, rank_map_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
+	/* A misspelt CK_RUN_SUITE runs nothing and would pass: that is a failure. */
+	if (srunner_ntests_run(sr) == 0) {
+		const char *want = getenv("CK_RUN_SUITE");
+		fprintf(stderr, "no test ran (CK_RUN_SUITE=%s)\n", want ? want : "");
+		failed = 1;
+	}
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
