@@ -44,6 +44,7 @@
 #include "cxlsim/config.h"
 #include "cxlsim/engine.h"
 #include "cxlsim/h5out.h"
+#include "cxlsim/memsys.h"
 #include "cxlsim/phold.h"
 #include "rank_map_priv.h"
 
@@ -109,7 +110,8 @@ static const char usage_text[] =
 	"  --set SECTION.KEY=VALUE  set one configuration key (repeatable);\n"
 	"                           see --help-config for every key\n"
 	"  --model NAME             the model every node runs, = --set engine.model=NAME;\n"
-	"                           only \"phold\" exists for now\n"
+	"                           phold (the engine benchmark) or memsys (the CXL\n"
+	"                           memory system with the random coherence tester)\n"
 	"  --kill NODE@TIME         kill the rank hosting NODE at the first window\n"
 	"                           boundary at or after simulated TIME (a time such as\n"
 	"                           2ms or 150ns; a bare number is ps); repeatable, at\n"
@@ -454,7 +456,8 @@ static int parse(struct app *app, int argc, char **argv, char *err, size_t errle
 		return -1;
 	}
 	if (cxs_config_register(app->cfg, cxs_app_keys, cxs_app_nkeys, err, errlen) != 0 ||
-	    cxs_config_register(app->cfg, cxs_phold_keys, cxs_phold_nkeys, err, errlen) != 0)
+	    cxs_config_register(app->cfg, cxs_phold_keys, cxs_phold_nkeys, err, errlen) != 0 ||
+	    cxs_config_register(app->cfg, cxs_memsys_keys, cxs_memsys_nkeys, err, errlen) != 0)
 		return -1;
 	if (o->action != ACT_RUN)
 		return 0;
@@ -695,6 +698,17 @@ static int validate(struct app *app, char *err, size_t errlen)
 				errlen) != 0)
 			return -1;
 		break;
+	case APP_MODEL_MEMSYS: {
+		struct cxs_memsys_info mi;
+		if (cxs_memsys_configure(cfg, &mi, err, errlen) != 0)
+			return -1;
+		e->model = "memsys";
+		e->nnodes = mi.nnodes;
+		e->type_of = cxs_memsys_type_of;
+		if (check_times(app, mi.lookahead, "fabric", "link_latency", err, errlen) != 0)
+			return -1;
+		break;
+	}
 	}
 	if (check_mapping(app, err, errlen) != 0 || check_kills(app, err, errlen) != 0 ||
 	    check_output(app, err, errlen) != 0)

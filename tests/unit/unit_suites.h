@@ -9,5 +9,10 @@ Suite *stats_suite(void);
 Suite *h5out_suite(void);
 Suite *reduce_suite(void);
 Suite *rank_map_suite(void);
+Suite *dram_suite(void);
+Suite *addr_map_suite(void);
+Suite *fabric_suite(void);
+Suite *cache_suite(void);
+Suite *coherence_suite(void);
 
 #endif

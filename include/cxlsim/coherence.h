@@ -1,0 +1,207 @@
+/*
+ * coherence.h — the CXL.mem coherence protocol between compute nodes (CNs)
+ * and the home directories of memory nodes (MNs), as two state machines that
+ * know nothing of MPI or of the engine's queues: they receive a message and
+ * the current time, update their state, and emit messages through callbacks.
+ * The node types (src/node) connect them to the engine and the fabric; the
+ * unit tests connect them to each other directly and deliver messages in
+ * chosen orders to force races.
+ *
+ * Protocol (MESI, blocking home, DIKTAMO §II-A / Sorin–Hill–Wood ch. 8):
+ *
+ *   CN -> home   GETS, GETM (also upgrades from S), PUTM (+data), PUTE,
+ *                INV_ACK, RECALL_DATA (+data, dirty flag)
+ *   home -> CN   DATA_S, DATA_E, DATA_M (+data), INV, RECALL_S (downgrade
+ *                the owner to S), RECALL_I (invalidate the owner), PUT_ACK
+ *
+ * The home serves one transaction per line at a time and queues the others
+ * (FIFO per line); its outputs leave in processing order, so a grant always
+ * reaches a CN before any later recall of the same line (the fabric keeps
+ * per-pair order). Clean S copies are dropped silently, so the home's sharer
+ * vector may list CNs that no longer hold the line; they simply acknowledge
+ * INV. E and M copies are given back with PUTE / PUTM and wait for PUT_ACK.
+ *
+ * Races handled (each has a unit test):
+ *   - INV reaching a CN whose upgrade (S -> M) is pending: the CN drops its
+ *     copy, acknowledges, and receives the data with its DATA_M.
+ *   - two CNs upgrading the same line: the home orders them; the second is
+ *     invalidated by the first's transaction and gets DATA_M afterwards.
+ *   - a recall crossing a write-back (PUTM/PUTE in flight): the home takes
+ *     the write-back as the recall's answer and acknowledges it; the CN,
+ *     waiting for PUT_ACK, ignores the recall.
+ *   - INV reaching a CN that dropped its S copy silently and asked again.
+ *
+ * Grant epochs: the home counts, per line, the E and M grants it has made;
+ * DATA_E and DATA_M carry the count. Together with a CN-local counter of the
+ * writes made under the grant, (epoch, count) totally orders every write to
+ * the line — the single write order that coherence promises — which is what
+ * the random tester checks every load against (src/workload/random_tester.c).
+ */
+#ifndef CXLSIM_COHERENCE_H
+#define CXLSIM_COHERENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cxlsim/addr_map.h"
+#include "cxlsim/cache.h"
+#include "cxlsim/engine.h"
+#include "cxlsim/fabric.h"
+#include "cxlsim/line_map.h"
+
+#define CXS_MAX_CNS 64 /* the home's sharer vector is one 64-bit word */
+
+/* A coherence message as it travels in an engine event's payload. */
+struct cxs_coh_msg {
+	uint64_t line;     /* global line address (byte address >> 6) */
+	uint32_t type;     /* enum cxs_msg_type */
+	uint32_t src, dst; /* node ids */
+	uint32_t epoch;    /* DATA_E / DATA_M: grant count of the line */
+	uint8_t dirty;     /* RECALL_DATA: the data differs from memory */
+	uint8_t pad[3];
+	uint8_t data[CXS_LINE_BYTES];
+};
+_Static_assert(sizeof(struct cxs_coh_msg) <= CXS_EVENT_PAYLOAD_MAX,
+	       "a coherence message fits an event payload");
+
+bool cxs_coh_has_data(uint32_t type);
+
+/* ---- home directory (one per MN) --------------------------------------- */
+
+enum cxs_home_state { CXS_D_I = 0, CXS_D_S, CXS_D_EM };
+enum cxs_home_busy { CXS_HB_NONE = 0, CXS_HB_INV, CXS_HB_RECALL };
+
+struct cxs_home_env {
+	void *ctx;
+	/* Sends m at time `when` (>= the current time). */
+	void (*send)(void *ctx, cxs_time when, const struct cxs_coh_msg *m);
+	/* A DRAM access of the line at `now`; returns when it is done. */
+	cxs_time (*dram)(void *ctx, cxs_time now, uint64_t line, int is_write);
+};
+
+struct cxs_home {
+	uint32_t node;
+	uint32_t ncns;            /* CN node ids are 0 .. ncns-1 */
+	cxs_time dir_latency;     /* directory lookup, per message */
+	struct cxs_home_env env;
+	struct cxs_line_map dir;  /* line -> struct cxs_home_entry */
+	struct cxs_line_map mem;  /* line -> 64 bytes of contents */
+	cxs_time out_clock;       /* outputs leave in processing order */
+	uint64_t *busy_lines;     /* lines with a transaction in progress */
+	size_t nbusy, cap_busy;
+	uint64_t *c_msgs_in[CXS_MSG_TYPE_COUNT];
+	uint64_t *c_queued, *c_dram_reads, *c_dram_writes, *c_invs_sent, *c_recalls;
+	struct cxs_hist *h_service_ps;
+};
+
+struct cxs_home_req {
+	uint32_t type, src;
+	cxs_time arrived;
+};
+
+struct cxs_home_entry {
+	uint8_t state;       /* enum cxs_home_state */
+	uint8_t busy;        /* enum cxs_home_busy */
+	uint16_t acks_left;
+	uint32_t owner;
+	uint64_t sharers;    /* bit per CN node id */
+	uint32_t epoch;
+	uint32_t req_type, req_src; /* the transaction being served */
+	cxs_time req_arrived;
+	cxs_time busy_since;
+	struct cxs_home_req *q;     /* waiting requests, FIFO */
+	uint32_t qhead, qn, qcap;
+};
+
+/* st may be NULL (tests); counters then go nowhere. -1 when out of memory. */
+int cxs_home_init(struct cxs_home *h, uint32_t node, uint32_t ncns, cxs_time dir_latency,
+		  const struct cxs_home_env *env, struct cxs_stats *st);
+void cxs_home_free(struct cxs_home *h);
+/* Handles one message that arrived at `now`. Returns 0, or -1 with a message
+ * (a protocol violation: a bug) in err. */
+int cxs_home_handle(struct cxs_home *h, cxs_time now, const struct cxs_coh_msg *m, char *err,
+		    size_t errlen);
+/* The directory entry of a line, or NULL if the home never saw it. */
+const struct cxs_home_entry *cxs_home_entry(const struct cxs_home *h, uint64_t line);
+/* Memory contents of a line (zeros if never written). */
+void cxs_home_read(const struct cxs_home *h, uint64_t line, uint8_t out[CXS_LINE_BYTES]);
+/*
+ * The oldest transaction in progress for longer than `timeout`, described in
+ * buf (node, line, state, waiting for what); 0 if none.
+ */
+int cxs_home_stuck(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
+		   size_t len);
+
+/* ---- compute node memory hierarchy (one per CN) ------------------------ */
+
+/*
+ * A core's memory request. The memory system is the same whatever issues the
+ * requests (the test cores now, the out-of-order core later): requests go in
+ * through cxs_cn_request and come back through env.complete.
+ */
+enum cxs_mem_op {
+	CXS_OP_LOAD = 0,
+	CXS_OP_STORE,        /* writes `value` (size bytes) */
+	CXS_OP_STORE_STAMP,  /* writes the line's write-order stamp (8 bytes) and returns it */
+	CXS_OP_FETCH_ADD,    /* atomic: returns the old value, writes old + value */
+};
+
+struct cxs_mem_req {
+	uint64_t addr;
+	uint64_t value;
+	uint64_t tag;        /* the issuer's */
+	cxs_time issued;
+	uint32_t core;       /* index within the CN */
+	uint8_t op;          /* enum cxs_mem_op */
+	uint8_t size;        /* 1, 2, 4 or 8, naturally aligned */
+};
+
+/*
+ * Write-order stamp of a store: (grant epoch << 32) | (write count under the
+ * grant << 8) | core. Larger stamp = later in the line's single write order.
+ */
+static inline uint64_t cxs_stamp(uint32_t epoch, uint32_t count, uint32_t core)
+{
+	return ((uint64_t)epoch << 32) | ((uint64_t)(count & 0xffffff) << 8) | (core & 0xff);
+}
+
+struct cxs_cn_env {
+	void *ctx;
+	void (*send)(void *ctx, cxs_time when, const struct cxs_coh_msg *m);
+	/* The request is done at `when`; value: loaded / old / stamp. */
+	void (*complete)(void *ctx, cxs_time when, const struct cxs_mem_req *r, uint64_t value);
+	/* Local DRAM access (private memory); returns when it is done. */
+	cxs_time (*local_dram)(void *ctx, cxs_time now, uint64_t line, int is_write);
+};
+
+struct cxs_cn_params {
+	uint32_t ncores;                  /* <= 32 */
+	struct cxs_cache_geom l1, l2, l3; /* latencies in core cycles */
+	cxs_time cycle_ps;
+	const struct cxs_addr_map *map;
+	uint32_t first_mn_node;           /* MN i is node first_mn_node + i */
+};
+
+struct cxs_cn;
+
+/* st may be NULL (tests). Returns NULL with a message in err on bad parameters. */
+struct cxs_cn *cxs_cn_new(uint32_t node, const struct cxs_cn_params *p,
+			  const struct cxs_cn_env *env, struct cxs_stats *st, char *err,
+			  size_t errlen);
+void cxs_cn_free(struct cxs_cn *cn);
+/* A core's request at `now`. -1 with a message for an invalid request. */
+int cxs_cn_request(struct cxs_cn *cn, cxs_time now, const struct cxs_mem_req *r, char *err,
+		   size_t errlen);
+/* A coherence message from a home. -1 with a message on a protocol violation. */
+int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, char *err,
+		  size_t errlen);
+/* The oldest request outstanding for longer than timeout (node, line, states); 0 if none. */
+int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *buf,
+		 size_t len);
+/* The CN's protocol state of a line, for tests: "I", "S", "E", "M", "L" + transient. */
+const char *cxs_cn_line_state(const struct cxs_cn *cn, uint64_t line);
+/* Reads `size` bytes at addr as the CN sees them now (tests), if cached: 1, else 0. */
+int cxs_cn_peek(const struct cxs_cn *cn, uint64_t addr, uint8_t size, uint64_t *value);
+
+#endif /* CXLSIM_COHERENCE_H */

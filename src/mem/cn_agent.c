@@ -1,0 +1,720 @@
+/*
+ * cn_agent.c — a compute node's memory hierarchy and its side of the CXL.mem
+ * protocol (coherence.h).
+ *
+ *   core 0: L1, L2     core 1: L1, L2   ...      (private, per core)
+ *        \                 |             /
+ *          shared inclusive L3 + intra-CN directory (core bit mask per line)
+ *          |                                  |
+ *   local DRAM (private addresses)      CXL port -> home directories (MNs)
+ *
+ * Two levels of coherence:
+ *
+ *  - Inside the CN, every copy of a line (L1, L2 of any core, L3) holds the
+ *    same bytes: a store writes the requesting core's copies and the L3 copy
+ *    and invalidates the other cores' copies, all within the one event that
+ *    performs it (one LP handles the whole CN, so nothing can interleave).
+ *    The L3's per-line core mask is the intra-CN directory; L3 evictions
+ *    invalidate the private copies (inclusion), L2 evictions the L1 copy.
+ *    Latencies are charged per level: L1 5, L2 13, L3 36 cycles (DIKTAMO
+ *    Table II), a store by a core that is not the line's only holder pays the
+ *    L3 latency (the directory invalidates the others).
+ *
+ *  - Between the CN and the homes, the L3 line carries the CN's MESI state;
+ *    lines of private memory are in state L (local: always writable). A miss
+ *    allocates an MSHR per line that holds the transient state (IS_D, IM_D,
+ *    SM_D: S with an upgrade pending, the L3 line pinned) and the requests
+ *    waiting for it; an E/M victim goes to a write-back buffer (MI_A / EI_A)
+ *    until PUT_ACK, so its L3 way can be reused at once. Requests for a line
+ *    in the write-back buffer wait there and are replayed after PUT_ACK.
+ *
+ * Requests complete through env.complete at a computed time; the caller turns
+ * that into an event for the core. Requests to the same line complete in the
+ * order they were served.
+ */
+#include "cxlsim/addr_map.h"
+#include "cxlsim/coherence.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum cn_state { CN_I = 0, CN_S, CN_E, CN_M, CN_L };
+enum mshr_kind { MS_NONE = 0, MS_IS_D, MS_IM_D, MS_SM_D };
+enum wb_state { WB_NONE = 0, WB_MI_A, WB_EI_A };
+
+static const char *const cn_state_name[] = {"I", "S", "E", "M", "L"};
+static const char *const mshr_name[] = {"", "IS_D", "IM_D", "SM_D"};
+static const char *const wb_name[] = {"", "MI_A", "EI_A"};
+
+struct waitq {
+	struct cxs_mem_req *r;
+	uint32_t n, cap;
+};
+
+struct mshr {
+	uint8_t kind;
+	cxs_time issued;
+	struct waitq w;
+};
+
+struct wbuf {
+	uint8_t state;
+	cxs_time issued;
+	uint8_t data[CXS_LINE_BYTES];
+	struct waitq w;
+};
+
+struct line_info {
+	uint32_t epoch;   /* grant epoch of the current E/M grant */
+	uint32_t writes;  /* writes under it */
+	cxs_time ready;   /* data usable from (local fills in flight) */
+};
+
+struct cxs_cn {
+	uint32_t node;
+	struct cxs_cn_params p;
+	struct cxs_cn_env env;
+	struct cxs_cache *l1, *l2; /* per core */
+	struct cxs_cache l3;
+	struct cxs_line_map mshr;  /* line -> struct mshr */
+	struct cxs_line_map wb;    /* line -> struct wbuf */
+	struct cxs_line_map info;  /* line -> struct line_info */
+	struct cxs_line_map local; /* line -> 64 bytes of private memory */
+	uint64_t *c_hits[3], *c_misses[3];
+	uint64_t *c_loads, *c_stores, *c_rmws, *c_remote, *c_local_fills, *c_upgrades;
+	uint64_t *c_putm, *c_pute, *c_invs, *c_recalls, *c_replays;
+	struct cxs_hist *h_load, *h_store;
+	bool filling; /* serving requests whose miss was already counted */
+};
+
+#define BUMP(p) do { if (p) (*(p))++; } while (0)
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int wq_push(struct waitq *q, const struct cxs_mem_req *r)
+{
+	if (q->n == q->cap) {
+		uint32_t cap = q->cap ? 2 * q->cap : 4;
+		struct cxs_mem_req *a = realloc(q->r, cap * sizeof *a);
+		if (!a)
+			return -1;
+		q->r = a;
+		q->cap = cap;
+	}
+	q->r[q->n++] = *r;
+	return 0;
+}
+
+static cxs_time cyc(const struct cxs_cn *cn, uint32_t cycles)
+{
+	return (cxs_time)cycles * cn->p.cycle_ps;
+}
+
+static uint32_t home_of(const struct cxs_cn *cn, uint64_t line)
+{
+	struct cxs_addr_target t = cxs_addr_map_lookup(cn->p.map, line << CXS_LINE_SHIFT);
+	return cn->p.first_mn_node + t.mn;
+}
+
+static void send(struct cxs_cn *cn, cxs_time when, uint32_t type, uint64_t line,
+		 const uint8_t *data, uint8_t dirty)
+{
+	struct cxs_coh_msg m = {.line = line, .type = type, .src = cn->node,
+				.dst = home_of(cn, line), .dirty = dirty};
+	if (data)
+		memcpy(m.data, data, CXS_LINE_BYTES);
+	cn->env.send(cn->env.ctx, when, &m);
+}
+
+static struct line_info *info(struct cxs_cn *cn, uint64_t line)
+{
+	struct line_info *li = cxs_line_map_get(&cn->info, line, NULL);
+	if (!li)
+		abort(); /* out of memory: nothing sensible to continue with */
+	return li;
+}
+
+static uint64_t get_bytes(const uint8_t *d, uint32_t off, uint8_t size)
+{
+	uint64_t v = 0;
+	for (uint8_t i = 0; i < size; i++)
+		v |= (uint64_t)d[off + i] << (8 * i);
+	return v;
+}
+
+static void put_bytes(uint8_t *d, uint32_t off, uint8_t size, uint64_t v)
+{
+	for (uint8_t i = 0; i < size; i++)
+		d[off + i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---- private caches ------------------------------------------------------ */
+
+/* Drops core c's copies of a line (L1 and L2). */
+static void drop_private(struct cxs_cn *cn, uint32_t c, uint64_t line)
+{
+	struct cxs_cache_line *x = cxs_cache_find(&cn->l1[c], line);
+	if (x)
+		cxs_cache_invalidate(&cn->l1[c], x);
+	x = cxs_cache_find(&cn->l2[c], line);
+	if (x)
+		cxs_cache_invalidate(&cn->l2[c], x);
+}
+
+/* Drops every core's copies except `keep` (or all with keep = ncores). */
+static void drop_others(struct cxs_cn *cn, struct cxs_cache_line *l3l, uint32_t keep)
+{
+	for (uint32_t c = 0; c < cn->p.ncores; c++)
+		if (c != keep && (l3l->aux >> c & 1)) {
+			drop_private(cn, c, l3l->tag);
+			l3l->aux &= ~(UINT32_C(1) << c);
+		}
+}
+
+/* Installs the line in core c's L2 and L1 (L2 is inclusive of L1). */
+static void fill_private(struct cxs_cn *cn, uint32_t c, struct cxs_cache_line *l3l)
+{
+	uint64_t line = l3l->tag;
+	struct cxs_cache_line *x = cxs_cache_find(&cn->l2[c], line);
+	if (!x) {
+		struct cxs_cache_line *v = cxs_cache_victim(&cn->l2[c], line);
+		if (v->valid) {
+			/* Inclusion: the L2 victim leaves the core entirely. */
+			struct cxs_cache_line *v1 = cxs_cache_find(&cn->l1[c], v->tag);
+			if (v1)
+				cxs_cache_invalidate(&cn->l1[c], v1);
+			struct cxs_cache_line *o = cxs_cache_find(&cn->l3, v->tag);
+			if (o)
+				o->aux &= ~(UINT32_C(1) << c);
+			cxs_cache_invalidate(&cn->l2[c], v);
+		}
+		cxs_cache_install(&cn->l2[c], v, line, l3l->data);
+	} else {
+		memcpy(x->data, l3l->data, CXS_LINE_BYTES);
+		cxs_cache_touch(&cn->l2[c], x);
+	}
+	x = cxs_cache_find(&cn->l1[c], line);
+	if (!x) {
+		struct cxs_cache_line *v = cxs_cache_victim(&cn->l1[c], line);
+		if (v->valid)
+			cxs_cache_invalidate(&cn->l1[c], v); /* still in L2: no change to aux */
+		cxs_cache_install(&cn->l1[c], v, line, l3l->data);
+	} else {
+		memcpy(x->data, l3l->data, CXS_LINE_BYTES);
+		cxs_cache_touch(&cn->l1[c], x);
+	}
+	l3l->aux |= UINT32_C(1) << c;
+}
+
+/* Latency of a hit for core c, counting the level that hit. */
+static cxs_time hit_latency(struct cxs_cn *cn, uint32_t c, uint64_t line)
+{
+	if (cn->filling)
+		return cyc(cn, cn->p.l3.latency_cycles); /* the fill travels up from L3 */
+	if (cxs_cache_find(&cn->l1[c], line)) {
+		BUMP(cn->c_hits[0]);
+		return cyc(cn, cn->p.l1.latency_cycles);
+	}
+	BUMP(cn->c_misses[0]);
+	if (cxs_cache_find(&cn->l2[c], line)) {
+		BUMP(cn->c_hits[1]);
+		return cyc(cn, cn->p.l2.latency_cycles);
+	}
+	BUMP(cn->c_misses[1]);
+	BUMP(cn->c_hits[2]);
+	return cyc(cn, cn->p.l3.latency_cycles);
+}
+
+/* ---- L3 ---------------------------------------------------------------------- */
+
+/* Evicts an L3 way: private copies, then write-back buffer or local memory. */
+static int evict(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *v)
+{
+	drop_others(cn, v, cn->p.ncores);
+	uint64_t line = v->tag;
+	if (v->state == CN_M || v->state == CN_E) {
+		struct wbuf *w = cxs_line_map_get(&cn->wb, line, NULL);
+		if (!w)
+			return -1;
+		w->state = v->state == CN_M ? WB_MI_A : WB_EI_A;
+		w->issued = t;
+		memcpy(w->data, v->data, CXS_LINE_BYTES);
+		if (v->state == CN_M) {
+			send(cn, t, CXS_MSG_PUTM, line, v->data, 1);
+			BUMP(cn->c_putm);
+		} else {
+			send(cn, t, CXS_MSG_PUTE, line, NULL, 0);
+			BUMP(cn->c_pute);
+		}
+	} else if (v->state == CN_L && v->dirty) {
+		uint8_t *d = cxs_line_map_get(&cn->local, line, NULL);
+		if (!d)
+			return -1;
+		memcpy(d, v->data, CXS_LINE_BYTES);
+		cn->env.local_dram(cn->env.ctx, t, line, 1);
+	}
+	cxs_cache_invalidate(&cn->l3, v);
+	return 0;
+}
+
+static struct cxs_cache_line *l3_alloc(struct cxs_cn *cn, cxs_time t, uint64_t line,
+				       const uint8_t *data, uint8_t state)
+{
+	struct cxs_cache_line *v = cxs_cache_victim(&cn->l3, line);
+	if (!v || (v->valid && evict(cn, t, v) != 0))
+		return NULL;
+	cxs_cache_install(&cn->l3, v, line, data);
+	v->state = state;
+	return v;
+}
+
+/* ---- performing requests --------------------------------------------------- */
+
+static void finish(struct cxs_cn *cn, cxs_time when, const struct cxs_mem_req *r, uint64_t v)
+{
+	if (r->op == CXS_OP_LOAD) {
+		if (cn->h_load)
+			cxs_hist_add(cn->h_load, when - r->issued);
+	} else if (cn->h_store) {
+		cxs_hist_add(cn->h_store, when - r->issued);
+	}
+	cn->env.complete(cn->env.ctx, when, r, v);
+}
+
+static void do_load(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
+		    const struct cxs_mem_req *r)
+{
+	uint32_t off = (uint32_t)(r->addr & (CXS_LINE_BYTES - 1));
+	cxs_time when = t + hit_latency(cn, r->core, l3l->tag);
+	cxs_cache_touch(&cn->l3, l3l);
+	fill_private(cn, r->core, l3l);
+	const struct line_info *li = cxs_line_map_find(&cn->info, l3l->tag);
+	if (li && li->ready > when)
+		when = li->ready;
+	finish(cn, when, r, get_bytes(l3l->data, off, r->size));
+}
+
+/* Precondition: the L3 line is writable (E, M or L). */
+static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
+		     const struct cxs_mem_req *r)
+{
+	uint32_t off = (uint32_t)(r->addr & (CXS_LINE_BYTES - 1));
+	uint32_t c = r->core;
+	bool alone = l3l->aux == (UINT32_C(1) << c) && cxs_cache_find(&cn->l1[c], l3l->tag);
+	cxs_time when = t + (alone ? cyc(cn, cn->p.l1.latency_cycles) : hit_latency(cn, c, l3l->tag));
+	if (alone && !cn->filling)
+		BUMP(cn->c_hits[0]);
+	if (l3l->state == CN_E)
+		l3l->state = CN_M; /* silent E -> M */
+	l3l->dirty = 1;
+	drop_others(cn, l3l, c);
+	struct line_info *li = info(cn, l3l->tag);
+	uint64_t old = get_bytes(l3l->data, off, r->size), ret = 0;
+	switch (r->op) {
+	case CXS_OP_STORE:
+		put_bytes(l3l->data, off, r->size, r->value);
+		BUMP(cn->c_stores);
+		break;
+	case CXS_OP_STORE_STAMP:
+		ret = cxs_stamp(li->epoch, ++li->writes, c);
+		put_bytes(l3l->data, off, 8, ret);
+		BUMP(cn->c_stores);
+		break;
+	default: /* CXS_OP_FETCH_ADD */
+		put_bytes(l3l->data, off, r->size, old + r->value);
+		ret = old;
+		BUMP(cn->c_rmws);
+		break;
+	}
+	cxs_cache_touch(&cn->l3, l3l);
+	fill_private(cn, c, l3l); /* the core's copies get the new bytes */
+	if (li->ready > when)
+		when = li->ready;
+	finish(cn, when, r, ret);
+}
+
+static int start_miss(struct cxs_cn *cn, cxs_time t, uint64_t line, const struct cxs_mem_req *r,
+		      uint8_t kind)
+{
+	struct mshr *m = cxs_line_map_get(&cn->mshr, line, NULL);
+	if (!m || wq_push(&m->w, r) != 0)
+		return -1;
+	m->kind = kind;
+	m->issued = t;
+	cxs_time when = t + cyc(cn, cn->p.l3.latency_cycles);
+	BUMP(cn->c_misses[0]);
+	BUMP(cn->c_misses[1]);
+	BUMP(cn->c_misses[2]);
+	if (kind == MS_SM_D) {
+		BUMP(cn->c_upgrades);
+		send(cn, when, CXS_MSG_GETM, line, NULL, 0);
+	} else {
+		BUMP(cn->c_remote);
+		send(cn, when, kind == MS_IS_D ? CXS_MSG_GETS : CXS_MSG_GETM, line, NULL, 0);
+	}
+	return 0;
+}
+
+static int serve(struct cxs_cn *cn, cxs_time t, const struct cxs_mem_req *r, char *err,
+		 size_t errlen)
+{
+	uint64_t line = r->addr >> CXS_LINE_SHIFT;
+	bool write = r->op != CXS_OP_LOAD;
+	if (r->op == CXS_OP_LOAD)
+		BUMP(cn->c_loads);
+
+	struct wbuf *w = cxs_line_map_find(&cn->wb, line);
+	if (w && w->state != WB_NONE)
+		return wq_push(&w->w, r);
+	struct mshr *m = cxs_line_map_find(&cn->mshr, line);
+	if (m && m->kind != MS_NONE)
+		return wq_push(&m->w, r);
+
+	struct cxs_cache_line *l3l = cxs_cache_find(&cn->l3, line);
+	if (l3l) {
+		if (!write) {
+			do_load(cn, t, l3l, r);
+			return 0;
+		}
+		if (l3l->state != CN_S) {
+			do_write(cn, t, l3l, r);
+			return 0;
+		}
+		l3l->pinned = 1; /* keep the S copy while upgrading */
+		return start_miss(cn, t, line, r, MS_SM_D);
+	}
+	struct cxs_addr_target tg = cxs_addr_map_lookup(cn->p.map, r->addr);
+	if (tg.kind == CXS_ADDR_LOCAL) {
+		/* Private memory: no protocol, only the local DRAM's latency. */
+		uint8_t zero[CXS_LINE_BYTES] = {0};
+		const uint8_t *d = cxs_line_map_find(&cn->local, line);
+		struct cxs_cache_line *n = l3_alloc(cn, t, line, d ? d : zero, CN_L);
+		if (!n) {
+			snprintf(err, errlen, "node %u: no L3 way free for line %#" PRIx64, cn->node,
+				 line);
+			return -1;
+		}
+		BUMP(cn->c_misses[0]);
+		BUMP(cn->c_misses[1]);
+		BUMP(cn->c_misses[2]);
+		BUMP(cn->c_local_fills);
+		info(cn, line)->ready =
+			cn->env.local_dram(cn->env.ctx, t + cyc(cn, cn->p.l3.latency_cycles), line, 0);
+		bool was = cn->filling;
+		cn->filling = true;
+		if (write)
+			do_write(cn, t, n, r);
+		else
+			do_load(cn, t, n, r);
+		cn->filling = was;
+		return 0;
+	}
+	return start_miss(cn, t, line, r, write ? MS_IM_D : MS_IS_D);
+}
+
+int cxs_cn_request(struct cxs_cn *cn, cxs_time now, const struct cxs_mem_req *r, char *err,
+		   size_t errlen)
+{
+	struct cxs_addr_target tg = cxs_addr_map_lookup(cn->p.map, r->addr);
+	bool size_ok = r->size == 1 || r->size == 2 || r->size == 4 || r->size == 8;
+	if (tg.kind == CXS_ADDR_INVALID || !size_ok || (r->addr & (r->size - 1)) ||
+	    r->core >= cn->p.ncores || r->op > CXS_OP_FETCH_ADD ||
+	    (r->op == CXS_OP_STORE_STAMP && r->size != 8)) {
+		snprintf(err, errlen,
+			 "node %u core %u: invalid memory request (op %u, address %#" PRIx64
+			 ", size %u)",
+			 cn->node, r->core, r->op, r->addr, r->size);
+		return -1;
+	}
+	if (serve(cn, now, r, err, errlen) != 0) {
+		if (!err[0])
+			snprintf(err, errlen, "node %u: out of memory", cn->node);
+		return -1;
+	}
+	return 0;
+}
+
+/* Serves queued requests in order; stops at a write that needs an upgrade. */
+static int serve_waiters(struct cxs_cn *cn, cxs_time t, uint64_t line, struct mshr *m,
+			 char *err, size_t errlen)
+{
+	struct waitq q = m->w;
+	m->w = (struct waitq){0};
+	m->kind = MS_NONE;
+	int rc = 0;
+	for (uint32_t i = 0; i < q.n && rc == 0; i++) {
+		if (m->kind != MS_NONE) {
+			/* An upgrade started: the rest wait for it, in order. */
+			if (wq_push(&m->w, &q.r[i]) != 0)
+				rc = -1;
+			continue;
+		}
+		struct cxs_cache_line *l3l = cxs_cache_find(&cn->l3, line);
+		if (!l3l) {
+			snprintf(err, errlen, "node %u line %#" PRIx64 ": granted line vanished",
+				 cn->node, line);
+			rc = -1;
+			break;
+		}
+		cn->filling = true;
+		rc = serve(cn, t, &q.r[i], err, errlen);
+		cn->filling = false;
+	}
+	free(q.r);
+	return rc;
+}
+
+/* Replays requests that waited for a write-back to finish. */
+static int replay(struct cxs_cn *cn, cxs_time t, struct wbuf *w, char *err, size_t errlen)
+{
+	struct waitq q = w->w;
+	w->w = (struct waitq){0};
+	w->state = WB_NONE;
+	int rc = 0;
+	for (uint32_t i = 0; i < q.n && rc == 0; i++) {
+		BUMP(cn->c_replays);
+		rc = serve(cn, t, &q.r[i], err, errlen);
+	}
+	free(q.r);
+	return rc;
+}
+
+static int violation(struct cxs_cn *cn, const struct cxs_coh_msg *m, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "node %u line %#" PRIx64 ": unexpected %s from node %u in state %s",
+		 cn->node, m->line, m->type < CXS_MSG_TYPE_COUNT ? cxs_msg_info(m->type)->name : "?",
+		 m->src, cxs_cn_line_state(cn, m->line));
+	return -1;
+}
+
+int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, char *err,
+		  size_t errlen)
+{
+	cxs_time t = now;
+	uint64_t line = m->line;
+	struct cxs_cache_line *l3l = cxs_cache_find(&cn->l3, line);
+	struct mshr *ms = cxs_line_map_find(&cn->mshr, line);
+	struct wbuf *w = cxs_line_map_find(&cn->wb, line);
+	bool pending = ms && ms->kind != MS_NONE;
+	bool in_wb = w && w->state != WB_NONE;
+
+	switch (m->type) {
+	case CXS_MSG_DATA_S:
+	case CXS_MSG_DATA_E:
+	case CXS_MSG_DATA_M: {
+		if (!pending || (m->type == CXS_MSG_DATA_S && ms->kind != MS_IS_D))
+			return violation(cn, m, err, errlen);
+		uint8_t st = m->type == CXS_MSG_DATA_S ? CN_S : m->type == CXS_MSG_DATA_E ? CN_E : CN_M;
+		if (ms->kind == MS_SM_D) {
+			/* Our S copy is still here (an INV would have made this IM_D). */
+			l3l->pinned = 0;
+			memcpy(l3l->data, m->data, CXS_LINE_BYTES);
+			l3l->state = st;
+		} else {
+			l3l = l3_alloc(cn, t, line, m->data, st);
+			if (!l3l) {
+				snprintf(err, errlen, "node %u: no L3 way free for line %#" PRIx64,
+					 cn->node, line);
+				return -1;
+			}
+		}
+		if (st != CN_S) {
+			struct line_info *li = info(cn, line);
+			li->epoch = m->epoch;
+			li->writes = 0;
+		}
+		return serve_waiters(cn, t, line, ms, err, errlen);
+	}
+	case CXS_MSG_INV:
+		BUMP(cn->c_invs);
+		if (l3l && l3l->state == CN_S) {
+			drop_others(cn, l3l, cn->p.ncores);
+			l3l->pinned = 0;
+			cxs_cache_invalidate(&cn->l3, l3l);
+			if (pending && ms->kind == MS_SM_D)
+				ms->kind = MS_IM_D; /* the data will come with DATA_M */
+		} else if (l3l) {
+			return violation(cn, m, err, errlen);
+		}
+		/* Absent (dropped silently, maybe asked again): just acknowledge. */
+		send(cn, t, CXS_MSG_INV_ACK, line, NULL, 0);
+		return 0;
+	case CXS_MSG_RECALL_S:
+	case CXS_MSG_RECALL_I:
+		BUMP(cn->c_recalls);
+		if (in_wb)
+			return 0; /* our write-back crossed it and answers it */
+		if (!l3l || (l3l->state != CN_E && l3l->state != CN_M))
+			return violation(cn, m, err, errlen);
+		send(cn, t + cyc(cn, cn->p.l3.latency_cycles), CXS_MSG_RECALL_DATA, line, l3l->data,
+		     l3l->state == CN_M);
+		if (m->type == CXS_MSG_RECALL_S) {
+			l3l->state = CN_S;
+		} else {
+			drop_others(cn, l3l, cn->p.ncores);
+			cxs_cache_invalidate(&cn->l3, l3l);
+		}
+		return 0;
+	case CXS_MSG_PUT_ACK:
+		if (!in_wb)
+			return violation(cn, m, err, errlen);
+		return replay(cn, t, w, err, errlen);
+	default:
+		return violation(cn, m, err, errlen);
+	}
+}
+
+/* ---- construction, inspection ---------------------------------------------- */
+
+struct cxs_cn *cxs_cn_new(uint32_t node, const struct cxs_cn_params *p,
+			  const struct cxs_cn_env *env, struct cxs_stats *st, char *err,
+			  size_t errlen)
+{
+	if (p->ncores == 0 || p->ncores > 32) {
+		snprintf(err, errlen, "cores per CN must be 1..32, got %u", p->ncores);
+		return NULL;
+	}
+	struct cxs_cn *cn = calloc(1, sizeof *cn);
+	if (!cn)
+		goto oom;
+	cn->node = node;
+	cn->p = *p;
+	cn->env = *env;
+	cn->l1 = calloc(p->ncores, sizeof *cn->l1);
+	cn->l2 = calloc(p->ncores, sizeof *cn->l2);
+	if (!cn->l1 || !cn->l2)
+		goto oom;
+	char sub[256];
+	for (uint32_t c = 0; c < p->ncores; c++) {
+		if (cxs_cache_init(&cn->l1[c], &p->l1, sub, sizeof sub) != 0) {
+			snprintf(err, errlen, "L1: %s", sub);
+			goto fail;
+		}
+		if (cxs_cache_init(&cn->l2[c], &p->l2, sub, sizeof sub) != 0) {
+			snprintf(err, errlen, "L2: %s", sub);
+			goto fail;
+		}
+	}
+	if (cxs_cache_init(&cn->l3, &p->l3, sub, sizeof sub) != 0) {
+		snprintf(err, errlen, "L3: %s", sub);
+		goto fail;
+	}
+	if (cxs_line_map_init(&cn->mshr, sizeof(struct mshr)) != 0 ||
+	    cxs_line_map_init(&cn->wb, sizeof(struct wbuf)) != 0 ||
+	    cxs_line_map_init(&cn->info, sizeof(struct line_info)) != 0 ||
+	    cxs_line_map_init(&cn->local, CXS_LINE_BYTES) != 0)
+		goto oom;
+	if (st) {
+		static const char *lvl[3] = {"l1", "l2", "l3"};
+		for (int i = 0; i < 3; i++) {
+			cn->c_hits[i] = cxs_stats_counter(st, lvl[i], "hits", "accesses",
+							  "accesses that found the line at this level (all cores)");
+			cn->c_misses[i] = cxs_stats_counter(st, lvl[i], "misses", "accesses",
+							    "accesses that did not (all cores)");
+		}
+		cn->c_loads = cxs_stats_counter(st, "cn", "loads", "requests", "loads served");
+		cn->c_stores = cxs_stats_counter(st, "cn", "stores", "requests", "stores performed");
+		cn->c_rmws = cxs_stats_counter(st, "cn", "rmws", "requests",
+					       "atomic read-modify-writes performed");
+		cn->c_remote = cxs_stats_counter(st, "cn", "remote_misses", "requests",
+						 "L3 misses sent to a home (GETS/GETM from I)");
+		cn->c_local_fills = cxs_stats_counter(st, "cn", "local_fills", "lines",
+						      "L3 misses served by local DRAM");
+		cn->c_upgrades = cxs_stats_counter(st, "cn", "upgrades", "requests",
+						   "GETM for lines held in S");
+		cn->c_putm = cxs_stats_counter(st, "cn", "writebacks_dirty", "lines",
+					       "PUTM: dirty CXL lines written back on eviction");
+		cn->c_pute = cxs_stats_counter(st, "cn", "writebacks_clean", "lines",
+					       "PUTE: exclusive clean CXL lines given back");
+		cn->c_invs = cxs_stats_counter(st, "cn", "invs_received", "messages",
+					       "invalidations received");
+		cn->c_recalls = cxs_stats_counter(st, "cn", "recalls_received", "messages",
+						  "recalls received");
+		cn->c_replays = cxs_stats_counter(st, "cn", "wb_replays", "requests",
+						  "requests that waited for a write-back to finish");
+		cn->h_load = cxs_stats_hist(st, "cn", "load_latency_ps", "ps",
+					    "issue to completion of loads", 40);
+		cn->h_store = cxs_stats_hist(st, "cn", "store_latency_ps", "ps",
+					     "issue to completion of stores and atomics", 40);
+	}
+	return cn;
+oom:
+	snprintf(err, errlen, "out of memory creating node %u", node);
+fail:
+	cxs_cn_free(cn);
+	return NULL;
+}
+
+void cxs_cn_free(struct cxs_cn *cn)
+{
+	if (!cn)
+		return;
+	for (uint32_t c = 0; cn->l1 && c < cn->p.ncores; c++)
+		cxs_cache_destroy(&cn->l1[c]);
+	for (uint32_t c = 0; cn->l2 && c < cn->p.ncores; c++)
+		cxs_cache_destroy(&cn->l2[c]);
+	free(cn->l1);
+	free(cn->l2);
+	cxs_cache_destroy(&cn->l3);
+	for (size_t i = 0; i < cn->mshr.n; i++)
+		free(((struct mshr *)cxs_line_map_at(&cn->mshr, i))->w.r);
+	for (size_t i = 0; i < cn->wb.n; i++)
+		free(((struct wbuf *)cxs_line_map_at(&cn->wb, i))->w.r);
+	cxs_line_map_free(&cn->mshr);
+	cxs_line_map_free(&cn->wb);
+	cxs_line_map_free(&cn->info);
+	cxs_line_map_free(&cn->local);
+	free(cn);
+}
+
+const char *cxs_cn_line_state(const struct cxs_cn *cn, uint64_t line)
+{
+	static _Thread_local char buf[32];
+	const struct mshr *m = cxs_line_map_find(&cn->mshr, line);
+	const struct wbuf *w = cxs_line_map_find(&cn->wb, line);
+	const struct cxs_cache_line *l = cxs_cache_find((struct cxs_cache *)&cn->l3, line);
+	snprintf(buf, sizeof buf, "%s%s%s%s%s", l ? cn_state_name[l->state] : "I",
+		 m && m->kind ? "+" : "", m && m->kind ? mshr_name[m->kind] : "",
+		 w && w->state ? "+" : "", w && w->state ? wb_name[w->state] : "");
+	return buf;
+}
+
+int cxs_cn_peek(const struct cxs_cn *cn, uint64_t addr, uint8_t size, uint64_t *value)
+{
+	const struct cxs_cache_line *l =
+		cxs_cache_find((struct cxs_cache *)&cn->l3, addr >> CXS_LINE_SHIFT);
+	if (!l)
+		return 0;
+	*value = get_bytes(l->data, (uint32_t)(addr & (CXS_LINE_BYTES - 1)), size);
+	return 1;
+}
+
+int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *buf, size_t len)
+{
+	/* Creation order: deterministic whatever the hash layout. */
+	for (size_t i = 0; i < cn->mshr.n; i++) {
+		const struct mshr *m = cxs_line_map_at(&cn->mshr, i);
+		if (m->kind == MS_NONE || now < m->issued || now - m->issued < timeout)
+			continue;
+		const struct cxs_mem_req *r = &m->w.r[0];
+		uint64_t line = r->addr >> CXS_LINE_SHIFT;
+		snprintf(buf, len,
+			 "node %u line %#" PRIx64 " (address %#" PRIx64 "): request of core %u "
+			 "outstanding for %" PRIu64 " ps, CN state %s, home node %u, %u requests "
+			 "waiting",
+			 cn->node, line, r->addr, r->core, now - m->issued,
+			 cxs_cn_line_state(cn, line), home_of(cn, line), m->w.n);
+		return 1;
+	}
+	for (size_t i = 0; i < cn->wb.n; i++) {
+		const struct wbuf *w = cxs_line_map_at(&cn->wb, i);
+		if (w->state == WB_NONE || now < w->issued || now - w->issued < timeout)
+			continue;
+		snprintf(buf, len, "node %u: a write-back (%s) waited %" PRIu64 " ps for PUT_ACK",
+			 cn->node, wb_name[w->state], now - w->issued);
+		return 1;
+	}
+	return 0;
+}

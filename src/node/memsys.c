@@ -1,0 +1,452 @@
+/*
+ * memsys.c — CN and MN node types: the glue between the engine, the fabric
+ * ports and the two coherence agents (src/mem), and the cores.
+ *
+ * A message between nodes: the sender's agent emits it at some time `when`
+ * (now or later: a DRAM read, a directory lookup); the sender's port adds
+ * egress queueing and the flight (cxs_port_send), and the engine delivers it
+ * to the receiving node at the arrival time. The receiver's port adds ingress
+ * queueing (cxs_port_receive); if that delays it, the message is handed to the
+ * agent by a local event at the delivery time, else at once.
+ *
+ * Deadlock and livelock detection: every node runs a watchdog every
+ * coherence.watchdog_interval of simulated time; a CN request or a home
+ * transaction that has made no progress for coherence.deadlock_timeout stops
+ * the run with an error naming the node, the line and the states involved.
+ *
+ * Per-run parameters are read once by cxs_memsys_configure and shared
+ * read-only by all nodes of the process (like the configuration itself).
+ */
+#include "cxlsim/memsys.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlsim/addr_map.h"
+#include "cxlsim/coherence.h"
+#include "cxlsim/dram.h"
+#include "cxlsim/fabric.h"
+#include "cxlsim/tester.h"
+
+enum {
+	EV_MSG = 1,     /* a coherence message arriving at the port */
+	EV_DELIVER,     /* ... handed to the agent after ingress queueing */
+	EV_CORE_ISSUE,  /* a core issues its next request */
+	EV_CORE_DONE,   /* a request completed */
+	EV_WATCHDOG,
+};
+
+struct core_done {
+	struct cxs_mem_req r;
+	uint64_t value;
+};
+_Static_assert(sizeof(struct core_done) <= CXS_EVENT_PAYLOAD_MAX, "fits an event");
+
+const struct cxs_cfg_key cxs_memsys_keys[] = {
+	{"system", "cns", CXS_CFG_UINT, "4", "Compute nodes (DIKTAMO: 16); at most 64, the home's sharer vector.", NULL, 1, CXS_MAX_CNS},
+	{"system", "mns", CXS_CFG_UINT, "2", "Memory nodes (DIKTAMO: 16).", NULL, 1, 1024},
+	{"system", "cores_per_cn", CXS_CFG_UINT, "4", "Cores per compute node (DIKTAMO: 4).", NULL, 1, 32},
+	{"system", "core_ghz", CXS_CFG_DOUBLE, "2.4", "Core clock in GHz (DIKTAMO: 2.4).", NULL, 0.1, 10},
+	{"system", "local_size", CXS_CFG_SIZE, "1GiB", "Private memory per CN.", NULL, 4096, 1e15},
+	{"system", "cxl_size", CXS_CFG_SIZE, "1GiB", "Shared CXL memory, over all MNs.", NULL, 4096, 1e15},
+	{"system", "interleave", CXS_CFG_SIZE, "64B", "Interleaving unit of CXL memory over the MNs: 64B (lines) or 4KiB (pages).", NULL, 64, 1e9},
+	{"cache", "l1_size", CXS_CFG_SIZE, "48KiB", "L1 data cache per core.", NULL, 64, 1e12},
+	{"cache", "l1_ways", CXS_CFG_UINT, "12", "L1 associativity.", NULL, 1, 64},
+	{"cache", "l1_latency", CXS_CFG_UINT, "5", "L1 round-trip latency in core cycles.", NULL, 1, 1e6},
+	{"cache", "l2_size", CXS_CFG_SIZE, "512KiB", "L2 per core.", NULL, 64, 1e12},
+	{"cache", "l2_ways", CXS_CFG_UINT, "8", "L2 associativity.", NULL, 1, 64},
+	{"cache", "l2_latency", CXS_CFG_UINT, "13", "L2 round-trip latency in core cycles.", NULL, 1, 1e6},
+	{"cache", "l3_size", CXS_CFG_SIZE, "8MiB", "Shared inclusive L3 per CN.", NULL, 64, 1e12},
+	{"cache", "l3_ways", CXS_CFG_UINT, "16", "L3 associativity.", NULL, 1, 64},
+	{"cache", "l3_latency", CXS_CFG_UINT, "36", "L3 round-trip latency in core cycles.", NULL, 1, 1e6},
+	{"fabric", "link_latency", CXS_CFG_TIME, "40ns", "Node to switch, one way (200 ns round trip with the switch and a 20 ns directory lookup).", NULL, 1, 1e12},
+	{"fabric", "switch_latency", CXS_CFG_TIME, "10ns", "Switch traversal.", NULL, 0, 1e12},
+	{"fabric", "link_gbps", CXS_CFG_DOUBLE, "125", "Link bandwidth per direction in GB/s (4 TB/s over 32 ports).", NULL, 0.001, 1e6},
+	{"mn", "dir_latency", CXS_CFG_TIME, "20ns", "Home directory lookup per message.", NULL, 0, 1e12},
+	{"mn", "dram_channels", CXS_CFG_UINT, "4", "DRAM channels per MN (and per CN's local memory).", NULL, 1, 64},
+	{"mn", "dram_banks", CXS_CFG_UINT, "16", "Banks per channel.", NULL, 1, 256},
+	{"coherence", "deadlock_timeout", CXS_CFG_TIME, "100us", "No progress on a request or a home transaction for this long stops the run as a deadlock.", NULL, 1, 1e18},
+	{"coherence", "watchdog_interval", CXS_CFG_TIME, "10us", "How often each node checks for a deadlock.", NULL, 1, 1e18},
+	{"coherence", "drop_message", CXS_CFG_ENUM, "none", "Fault injection for testing the deadlock detector: every node loses the first message of this type it sends.", "none|inv_ack|recall_data|put_ack|data_m", 0, 0},
+	{"tester", "ops", CXS_CFG_UINT, "20000", "Operations per core.", NULL, 0, 1e15},
+	{"tester", "stamp_lines", CXS_CFG_UINT, "16", "Shared lines written with write-order stamps.", NULL, 1, 1e6},
+	{"tester", "counters", CXS_CFG_UINT, "4", "Shared fetch-and-add counters (one line).", NULL, 0, CXS_TESTER_MAX_COUNTERS},
+	{"tester", "private_words", CXS_CFG_UINT, "64", "Private words per core.", NULL, 0, 1e6},
+	{"tester", "load_share", CXS_CFG_DOUBLE, "0.5", "Share of loads among stamp-line operations.", NULL, 0, 1},
+	{"tester", "rmw_share", CXS_CFG_DOUBLE, "0.15", "Share of operations on the counters.", NULL, 0, 1},
+	{"tester", "private_share", CXS_CFG_DOUBLE, "0.1", "Share of operations on private words.", NULL, 0, 1},
+	{"tester", "max_think_cycles", CXS_CFG_UINT, "20", "Uniform random delay before each operation, in core cycles.", NULL, 0, 1e9},
+};
+const size_t cxs_memsys_nkeys = sizeof cxs_memsys_keys / sizeof cxs_memsys_keys[0];
+
+/* ---- per-run parameters ---------------------------------------------------- */
+
+static struct {
+	uint32_t cns, mns, cores;
+	struct cxs_cn_params cn;
+	struct cxs_addr_map map;
+	struct cxs_fabric_params fab;
+	struct cxs_dram_params dram;
+	cxs_time dir_latency, deadlock_timeout, watchdog;
+	struct cxs_tester_params tester;
+	int drop_type; /* enum cxs_msg_type, or -1 */
+	bool configured;
+} P;
+
+int cxs_memsys_configure(const struct cxs_config *cfg, struct cxs_memsys_info *out, char *err,
+			 size_t errlen)
+{
+	char sub[256];
+	memset(&P, 0, sizeof P);
+	P.cns = (uint32_t)cxs_config_uint(cfg, "system", "cns");
+	P.mns = (uint32_t)cxs_config_uint(cfg, "system", "mns");
+	P.cores = (uint32_t)cxs_config_uint(cfg, "system", "cores_per_cn");
+	double ghz = cxs_config_double(cfg, "system", "core_ghz");
+	struct cxs_addr_map_params mp = {
+		.nmns = P.mns,
+		.local_bytes = cxs_config_size_bytes(cfg, "system", "local_size"),
+		.cxl_bytes = cxs_config_size_bytes(cfg, "system", "cxl_size"),
+		.interleave_bytes = cxs_config_size_bytes(cfg, "system", "interleave"),
+	};
+	if (cxs_addr_map_init(&P.map, &mp, sub, sizeof sub) != 0) {
+		snprintf(err, errlen, "[system]: %s", sub);
+		return -1;
+	}
+	P.cn = (struct cxs_cn_params){
+		.ncores = P.cores,
+		.l1 = {cxs_config_size_bytes(cfg, "cache", "l1_size"),
+		       (uint32_t)cxs_config_uint(cfg, "cache", "l1_ways"),
+		       (uint32_t)cxs_config_uint(cfg, "cache", "l1_latency")},
+		.l2 = {cxs_config_size_bytes(cfg, "cache", "l2_size"),
+		       (uint32_t)cxs_config_uint(cfg, "cache", "l2_ways"),
+		       (uint32_t)cxs_config_uint(cfg, "cache", "l2_latency")},
+		.l3 = {cxs_config_size_bytes(cfg, "cache", "l3_size"),
+		       (uint32_t)cxs_config_uint(cfg, "cache", "l3_ways"),
+		       (uint32_t)cxs_config_uint(cfg, "cache", "l3_latency")},
+		.cycle_ps = cxs_period_ps((uint64_t)llround(ghz * 1e9)),
+		.map = &P.map,
+		.first_mn_node = P.cns,
+	};
+	static const char *lv[] = {"l1", "l2", "l3"};
+	const struct cxs_cache_geom *g[] = {&P.cn.l1, &P.cn.l2, &P.cn.l3};
+	for (int i = 0; i < 3; i++) {
+		struct cxs_cache probe;
+		if (cxs_cache_init(&probe, g[i], sub, sizeof sub) != 0) {
+			char key[16];
+			snprintf(key, sizeof key, "%s_size", lv[i]);
+			snprintf(err, errlen, "%s: cache.%s: %s", cxs_config_origin(cfg, "cache", key),
+				 key, sub);
+			return -1;
+		}
+		cxs_cache_destroy(&probe);
+	}
+	P.fab = (struct cxs_fabric_params){
+		.link_latency = cxs_config_time_ps(cfg, "fabric", "link_latency"),
+		.switch_latency = cxs_config_time_ps(cfg, "fabric", "switch_latency"),
+		.link_bytes_per_s = (uint64_t)llround(cxs_config_double(cfg, "fabric", "link_gbps") * 1e9),
+	};
+	cxs_dram_default(&P.dram);
+	P.dram.nchannels = (uint32_t)cxs_config_uint(cfg, "mn", "dram_channels");
+	P.dram.nbanks = (uint32_t)cxs_config_uint(cfg, "mn", "dram_banks");
+	P.dir_latency = cxs_config_time_ps(cfg, "mn", "dir_latency");
+	P.deadlock_timeout = cxs_config_time_ps(cfg, "coherence", "deadlock_timeout");
+	P.watchdog = cxs_config_time_ps(cfg, "coherence", "watchdog_interval");
+	static const int drops[] = {-1, CXS_MSG_INV_ACK, CXS_MSG_RECALL_DATA, CXS_MSG_PUT_ACK,
+				    CXS_MSG_DATA_M};
+	P.drop_type = drops[cxs_config_enum(cfg, "coherence", "drop_message")];
+	P.tester = (struct cxs_tester_params){
+		.ops = cxs_config_uint(cfg, "tester", "ops"),
+		.stamp_lines = (uint32_t)cxs_config_uint(cfg, "tester", "stamp_lines"),
+		.counters = (uint32_t)cxs_config_uint(cfg, "tester", "counters"),
+		.private_words = (uint32_t)cxs_config_uint(cfg, "tester", "private_words"),
+		.load_share = cxs_config_double(cfg, "tester", "load_share"),
+		.rmw_share = cxs_config_double(cfg, "tester", "rmw_share"),
+		.private_share = cxs_config_double(cfg, "tester", "private_share"),
+		.max_think_cycles = (uint32_t)cxs_config_uint(cfg, "tester", "max_think_cycles"),
+		.shared_base = CXS_CXL_BASE,
+		.private_base = 0,
+	};
+	if (P.tester.rmw_share + P.tester.private_share > 1) {
+		snprintf(err, errlen, "%s: tester.rmw_share + tester.private_share must not exceed 1",
+			 cxs_config_origin(cfg, "tester", "rmw_share"));
+		return -1;
+	}
+	if ((uint64_t)P.cores * P.tester.private_words * 8 > mp.local_bytes ||
+	    ((uint64_t)P.tester.stamp_lines + 1) * CXS_LINE_BYTES > mp.cxl_bytes) {
+		snprintf(err, errlen, "%s: tester: its words do not fit system.local_size / system.cxl_size",
+			 cxs_config_origin(cfg, "tester", "stamp_lines"));
+		return -1;
+	}
+	P.configured = true;
+	out->nnodes = P.cns + P.mns;
+	out->lookahead = cxs_fabric_min_latency(&P.fab);
+	return 0;
+}
+
+/* ---- shared by both node types --------------------------------------------- */
+
+struct node_common {
+	struct cxs_lp *lp;
+	struct cxs_port port;
+	struct cxs_dram dram;
+	bool dropped; /* coherence.drop_message already applied */
+};
+
+/* Sends m at `when` (>= now) through our port. */
+static void port_send(struct node_common *nc, cxs_time when, const struct cxs_coh_msg *m)
+{
+	cxs_time now = cxs_now(nc->lp);
+	if (P.drop_type >= 0 && m->type == (uint32_t)P.drop_type && !nc->dropped) {
+		/* Fault injection for the deadlock test: this message is lost. */
+		nc->dropped = true;
+		cxs_log(CXS_LOG_WARN, now, "node %u: dropping %s for line %#" PRIx64
+			" (coherence.drop_message)", m->src, cxs_msg_info(m->type)->name, m->line);
+		return;
+	}
+	cxs_time flight = cxs_port_send(&nc->port, &P.fab, when, m->type);
+	cxs_send(nc->lp, m->dst, (when - now) + flight, EV_MSG, m, sizeof *m);
+}
+
+/* A message arrived: ingress queueing, then the agent (now or by a local event). */
+static bool arrived(struct node_common *nc, const struct cxs_event *ev)
+{
+	const struct cxs_coh_msg *m = (const void *)ev->data;
+	cxs_time done = cxs_port_receive(&nc->port, &P.fab, ev->time, m->type);
+	if (done > ev->time) {
+		cxs_schedule(nc->lp, done - ev->time, EV_DELIVER, m, sizeof *m);
+		return false;
+	}
+	return true;
+}
+
+static int common_init(struct node_common *nc, struct cxs_lp *lp)
+{
+	char err[256];
+	nc->lp = lp;
+	if (!P.configured)
+		cxs_bug(lp, "memsys: cxs_memsys_configure was not called before the run");
+	if (cxs_port_init(&nc->port, cxs_lp_stats(lp)) != 0 ||
+	    cxs_dram_init(&nc->dram, &P.dram, err, sizeof err) != 0) {
+		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
+		return -1;
+	}
+	struct cxs_stats *st = cxs_lp_stats(lp);
+	(void)st;
+	cxs_schedule(lp, P.watchdog, EV_WATCHDOG, NULL, 0);
+	return 0;
+}
+
+static void dram_counters(struct node_common *nc)
+{
+	struct cxs_stats *st = cxs_lp_stats(nc->lp);
+	*cxs_stats_counter(st, "dram", "reads", "lines", "DRAM reads") = nc->dram.reads;
+	*cxs_stats_counter(st, "dram", "writes", "lines", "DRAM writes") = nc->dram.writes;
+	*cxs_stats_counter(st, "dram", "bytes", "bytes", "bytes moved to or from DRAM") = nc->dram.bytes;
+	*cxs_stats_counter(st, "dram", "row_hits", "accesses", "accesses that found their row open") =
+		nc->dram.row_hits;
+	*cxs_stats_counter(st, "dram", "bus_busy_ps", "ps",
+			   "data bus occupancy summed over channels: bandwidth used = bytes / end time") =
+		nc->dram.busy_bus_ps;
+	*cxs_stats_counter(st, "dram", "latency_ps_total", "ps", "sum of access latencies") =
+		nc->dram.total_latency_ps;
+}
+
+/* ---- MN ------------------------------------------------------------------- */
+
+struct mn_node {
+	struct node_common c;
+	struct cxs_home home;
+};
+
+static void mn_send(void *ctx, cxs_time when, const struct cxs_coh_msg *m)
+{
+	port_send(&((struct mn_node *)ctx)->c, when, m);
+}
+
+static cxs_time mn_dram(void *ctx, cxs_time now, uint64_t line, int is_write)
+{
+	struct mn_node *mn = ctx;
+	struct cxs_addr_target t = cxs_addr_map_lookup(&P.map, line << CXS_LINE_SHIFT);
+	return cxs_dram_access(&mn->c.dram, now, t.mn_line, is_write);
+}
+
+static int mn_init(struct cxs_lp *lp, void *state)
+{
+	struct mn_node *mn = state;
+	if (common_init(&mn->c, lp) != 0)
+		return -1;
+	struct cxs_home_env env = {.ctx = mn, .send = mn_send, .dram = mn_dram};
+	if (cxs_home_init(&mn->home, cxs_lp_id(lp), P.cns, P.dir_latency, &env,
+			  cxs_lp_stats(lp)) != 0) {
+		cxs_lp_fail(lp, 2, "node %u: cannot create the home directory", cxs_lp_id(lp));
+		return -1;
+	}
+	return 0;
+}
+
+static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
+{
+	struct mn_node *mn = state;
+	char err[512] = "";
+	switch (ev->type) {
+	case EV_MSG:
+		if (!arrived(&mn->c, ev))
+			return;
+		/* fall through */
+	case EV_DELIVER:
+		if (cxs_home_handle(&mn->home, ev->time, (const void *)ev->data, err, sizeof err) != 0)
+			cxs_lp_fail(lp, 3, "protocol error: %s", err);
+		return;
+	case EV_WATCHDOG:
+		if (cxs_home_stuck(&mn->home, ev->time, P.deadlock_timeout, err, sizeof err))
+			cxs_lp_fail(lp, 4, "deadlock: %s", err);
+		else
+			cxs_schedule(lp, P.watchdog, EV_WATCHDOG, NULL, 0);
+		return;
+	default:
+		cxs_bug(lp, "MN got event type %u", ev->type);
+	}
+}
+
+static void mn_finalize(struct cxs_lp *lp, void *state)
+{
+	struct mn_node *mn = state;
+	(void)lp;
+	dram_counters(&mn->c);
+	cxs_home_free(&mn->home);
+	cxs_dram_destroy(&mn->c.dram);
+}
+
+static const struct cxs_node_type mn_type = {
+	.name = "mn",
+	.state_size = sizeof(struct mn_node),
+	.init = mn_init,
+	.event = mn_event,
+	.finalize = mn_finalize,
+};
+
+/* ---- CN ------------------------------------------------------------------- */
+
+struct cn_node {
+	struct node_common c;
+	struct cxs_cn *agent;
+	struct cxs_tester *cores;
+};
+
+static void cn_send(void *ctx, cxs_time when, const struct cxs_coh_msg *m)
+{
+	port_send(&((struct cn_node *)ctx)->c, when, m);
+}
+
+static void cn_complete(void *ctx, cxs_time when, const struct cxs_mem_req *r, uint64_t value)
+{
+	struct cn_node *cn = ctx;
+	struct core_done d = {.r = *r, .value = value};
+	cxs_schedule(cn->c.lp, when - cxs_now(cn->c.lp), EV_CORE_DONE, &d, sizeof d);
+}
+
+static cxs_time cn_local_dram(void *ctx, cxs_time now, uint64_t line, int is_write)
+{
+	return cxs_dram_access(&((struct cn_node *)ctx)->c.dram, now, line, is_write);
+}
+
+static void issue_next(struct cn_node *cn, uint32_t core)
+{
+	struct cxs_mem_req r;
+	cxs_time think;
+	if (!cxs_tester_next(&cn->cores[core], cn->c.lp, &r, &think, P.cn.cycle_ps))
+		return;
+	r.issued = cxs_now(cn->c.lp) + think;
+	cxs_schedule(cn->c.lp, think, EV_CORE_ISSUE, &r, sizeof r);
+}
+
+static int cn_init(struct cxs_lp *lp, void *state)
+{
+	struct cn_node *cn = state;
+	char err[256];
+	if (common_init(&cn->c, lp) != 0)
+		return -1;
+	struct cxs_cn_env env = {.ctx = cn, .send = cn_send, .complete = cn_complete,
+				 .local_dram = cn_local_dram};
+	cn->agent = cxs_cn_new(cxs_lp_id(lp), &P.cn, &env, cxs_lp_stats(lp), err, sizeof err);
+	cn->cores = calloc(P.cores, sizeof *cn->cores);
+	if (!cn->agent || !cn->cores) {
+		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), cn->agent ? "out of memory" : err);
+		return -1;
+	}
+	for (uint32_t c = 0; c < P.cores; c++)
+		if (cxs_tester_init(&cn->cores[c], &P.tester, cxs_lp_id(lp), c, cxs_lp_stats(lp)) != 0) {
+			cxs_lp_fail(lp, 2, "node %u: cannot create the tester", cxs_lp_id(lp));
+			return -1;
+		}
+	for (uint32_t c = 0; c < P.cores; c++)
+		issue_next(cn, c);
+	return 0;
+}
+
+static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
+{
+	struct cn_node *cn = state;
+	char err[2048] = "";
+	switch (ev->type) {
+	case EV_MSG:
+		if (!arrived(&cn->c, ev))
+			return;
+		/* fall through */
+	case EV_DELIVER:
+		if (cxs_cn_handle(cn->agent, ev->time, (const void *)ev->data, err, sizeof err) != 0)
+			cxs_lp_fail(lp, 3, "protocol error: %s", err);
+		return;
+	case EV_CORE_ISSUE:
+		if (cxs_cn_request(cn->agent, ev->time, (const void *)ev->data, err, sizeof err) != 0)
+			cxs_lp_fail(lp, 3, "%s", err);
+		return;
+	case EV_CORE_DONE: {
+		const struct core_done *d = (const void *)ev->data;
+		if (cxs_tester_check(&cn->cores[d->r.core], ev->time, &d->r, d->value, err,
+				     sizeof err) != 0) {
+			cxs_lp_fail(lp, 5, "%s", err);
+			return;
+		}
+		issue_next(cn, d->r.core);
+		return;
+	}
+	case EV_WATCHDOG:
+		if (cxs_cn_stuck(cn->agent, ev->time, P.deadlock_timeout, err, sizeof err))
+			cxs_lp_fail(lp, 4, "deadlock: %s", err);
+		else
+			cxs_schedule(lp, P.watchdog, EV_WATCHDOG, NULL, 0);
+		return;
+	default:
+		cxs_bug(lp, "CN got event type %u", ev->type);
+	}
+}
+
+static void cn_finalize(struct cxs_lp *lp, void *state)
+{
+	struct cn_node *cn = state;
+	(void)lp;
+	dram_counters(&cn->c);
+	for (uint32_t c = 0; cn->cores && c < P.cores; c++)
+		cxs_tester_free(&cn->cores[c]);
+	free(cn->cores);
+	cxs_cn_free(cn->agent);
+	cxs_dram_destroy(&cn->c.dram);
+}
+
+static const struct cxs_node_type cn_type = {
+	.name = "cn",
+	.state_size = sizeof(struct cn_node),
+	.init = cn_init,
+	.event = cn_event,
+	.finalize = cn_finalize,
+};
+
+const struct cxs_node_type *cxs_memsys_type_of(uint32_t node, void *ctx)
+{
+	(void)ctx;
+	return node < P.cns ? &cn_type : &mn_type;
+}
