@@ -199,6 +199,8 @@ int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, 
 /* The oldest request outstanding for longer than timeout (node, line, states); 0 if none. */
 int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *buf,
 		 size_t len);
+/* Requests waiting for the protocol (MSHRs and write-backs in flight). */
+size_t cxs_cn_pending(const struct cxs_cn *cn);
 /* The CN's protocol state of a line, for tests: "I", "S", "E", "M", "L" + transient. */
 const char *cxs_cn_line_state(const struct cxs_cn *cn, uint64_t line);
 /* Reads `size` bytes at addr as the CN sees them now (tests), if cached: 1, else 0. */

@@ -691,6 +691,16 @@ int cxs_cn_peek(const struct cxs_cn *cn, uint64_t addr, uint8_t size, uint64_t *
 	return 1;
 }
 
+size_t cxs_cn_pending(const struct cxs_cn *cn)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cn->mshr.n; i++)
+		n += ((const struct mshr *)cxs_line_map_at(&cn->mshr, i))->kind != MS_NONE;
+	for (size_t i = 0; i < cn->wb.n; i++)
+		n += ((const struct wbuf *)cxs_line_map_at(&cn->wb, i))->state != WB_NONE;
+	return n;
+}
+
 int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *buf, size_t len)
 {
 	/* Creation order: deterministic whatever the hash layout. */

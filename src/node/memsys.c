@@ -9,10 +9,14 @@
  * queueing (cxs_port_receive); if that delays it, the message is handed to the
  * agent by a local event at the delivery time, else at once.
  *
- * Deadlock and livelock detection: every node runs a watchdog every
+ * Deadlock and livelock detection: a node with work in progress (requests
+ * of its cores, home transactions) runs a watchdog every
  * coherence.watchdog_interval of simulated time; a CN request or a home
  * transaction that has made no progress for coherence.deadlock_timeout stops
  * the run with an error naming the node, the line and the states involved.
+ * An idle node's watchdog stops and the next message or request re-arms it,
+ * so a finished workload ends the run instead of ticking to the end time
+ * (which cost a window per tick: memsys at np = 2 was 3x slower than np = 1).
  *
  * Per-run parameters are read once by cxs_memsys_configure and shared
  * read-only by all nodes of the process (like the configuration itself).
@@ -193,7 +197,16 @@ struct node_common {
 	struct cxs_port port;
 	struct cxs_dram dram;
 	bool dropped; /* coherence.drop_message already applied */
+	bool watching; /* a watchdog event is scheduled */
 };
+
+static void arm(struct node_common *nc)
+{
+	if (!nc->watching) {
+		nc->watching = true;
+		cxs_schedule(nc->lp, P.watchdog, EV_WATCHDOG, NULL, 0);
+	}
+}
 
 /* Sends m at `when` (>= now) through our port. */
 static void port_send(struct node_common *nc, cxs_time when, const struct cxs_coh_msg *m)
@@ -214,6 +227,7 @@ static void port_send(struct node_common *nc, cxs_time when, const struct cxs_co
 static bool arrived(struct node_common *nc, const struct cxs_event *ev)
 {
 	const struct cxs_coh_msg *m = (const void *)ev->data;
+	arm(nc);
 	cxs_time done = cxs_port_receive(&nc->port, &P.fab, ev->time, m->type);
 	if (done > ev->time) {
 		cxs_schedule(nc->lp, done - ev->time, EV_DELIVER, m, sizeof *m);
@@ -233,9 +247,6 @@ static int common_init(struct node_common *nc, struct cxs_lp *lp)
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
-	struct cxs_stats *st = cxs_lp_stats(lp);
-	(void)st;
-	cxs_schedule(lp, P.watchdog, EV_WATCHDOG, NULL, 0);
 	return 0;
 }
 
@@ -301,10 +312,11 @@ static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 			cxs_lp_fail(lp, 3, "protocol error: %s", err);
 		return;
 	case EV_WATCHDOG:
+		mn->c.watching = false;
 		if (cxs_home_stuck(&mn->home, ev->time, P.deadlock_timeout, err, sizeof err))
 			cxs_lp_fail(lp, 4, "deadlock: %s", err);
-		else
-			cxs_schedule(lp, P.watchdog, EV_WATCHDOG, NULL, 0);
+		else if (mn->home.nbusy)
+			arm(&mn->c);
 		return;
 	default:
 		cxs_bug(lp, "MN got event type %u", ev->type);
@@ -401,6 +413,7 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 			cxs_lp_fail(lp, 3, "protocol error: %s", err);
 		return;
 	case EV_CORE_ISSUE:
+		arm(&cn->c);
 		if (cxs_cn_request(cn->agent, ev->time, (const void *)ev->data, err, sizeof err) != 0)
 			cxs_lp_fail(lp, 3, "%s", err);
 		return;
@@ -415,10 +428,11 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 		return;
 	}
 	case EV_WATCHDOG:
+		cn->c.watching = false;
 		if (cxs_cn_stuck(cn->agent, ev->time, P.deadlock_timeout, err, sizeof err))
 			cxs_lp_fail(lp, 4, "deadlock: %s", err);
-		else
-			cxs_schedule(lp, P.watchdog, EV_WATCHDOG, NULL, 0);
+		else if (cxs_cn_pending(cn->agent))
+			arm(&cn->c);
 		return;
 	default:
 		cxs_bug(lp, "CN got event type %u", ev->type);
