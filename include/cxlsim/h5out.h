@@ -94,6 +94,14 @@ struct cxs_run_record {
 
 	size_t nfailures;
 	const struct cxs_failure_record *failures;
+
+	/*
+	 * Optional: called between nodes while the file is written, so that the
+	 * writing rank keeps answering its peers' liveness pings during a long
+	 * write (the engine passes its control-message service here).
+	 */
+	void (*tick)(void *ctx);
+	void *tick_ctx;
 };
 
 /*

@@ -140,7 +140,9 @@ enum wait_result comm_service(struct cxs_engine *e)
 	while (ctl_poll(e, &msg, &len, &src)) {
 		const struct ctl_hdr *h = msg;
 		if (h->type == CTL_PING) {
-			struct ctl_hdr pong = {.type = CTL_PONG, .from = (uint32_t)e->rank};
+			/* A rank we agreed is dead must not be kept going by our answers. */
+			struct ctl_hdr pong = {.type = e->alive[src] ? CTL_PONG : CTL_EXCLUDED,
+					       .from = (uint32_t)e->rank};
 			ctl_send(e, src, &pong, NULL, 0);
 		} else if (h->type != CTL_PONG) {
 			if (membership_on_ctl(e, msg, len, src) == WAIT_CHANGED)
@@ -167,6 +169,14 @@ void comm_backoff(struct cxs_engine *e, unsigned *polls, long *sleep_ns)
 	e->fig.idle_wall_s += comm_now() - t0;
 }
 
+static bool any_dead(const struct cxs_engine *e, const int *ranks, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!e->alive[ranks[i]])
+			return true;
+	return false;
+}
+
 static int testall(void *ctx, int n)
 {
 	int done = 0;
@@ -185,6 +195,14 @@ enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *
 {
 	if (poll(ctx, arg) == 0)
 		return WAIT_OK; /* already complete: no clock read */
+	/*
+	 * Waiting on a rank the survivors already agreed is dead would last
+	 * forever (a rendezvous send to it never completes, a receive from it
+	 * never matches): hand it back to the caller, which gives it up and waits
+	 * for the rest.
+	 */
+	if (any_dead(e, awaited, nawaited))
+		return WAIT_CHANGED;
 	double t0 = comm_now(), since = t0, ping_at = 0;
 	unsigned polls = 0;
 	long sleep_ns = SLEEP_MIN_NS;

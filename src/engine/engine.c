@@ -562,7 +562,6 @@ void engine_on_decision(struct cxs_engine *e)
 {
 	struct decision *d = &e->last;
 	e->epoch = (uint32_t)d->round;
-	e->decision_pending = true;
 	bool any = false;
 	uint8_t *newly = xcalloc((size_t)e->nranks, 1);
 	for (int r = 0; r < e->nranks; r++)
@@ -618,9 +617,11 @@ void engine_on_decision(struct cxs_engine *e)
 	/*
 	 * Tell the newly dead that they are out. A rank that was only descheduled
 	 * finds this in its queue when it runs again, possibly after the
-	 * survivors have finished, and stops instead of carrying on alone.
+	 * survivors have finished, and stops instead of carrying on alone
+	 * (pings from it are answered the same way, comm.c).
 	 */
-	if (d->leader == (uint32_t)e->rank) {
+	{
+		/* Every survivor tells them, not only the leader: it may die next. */
 		struct ctl_hdr ex = {.type = CTL_EXCLUDED, .from = (uint32_t)e->rank,
 				     .round = d->round, .leader = d->leader};
 		for (int r = 0; r < e->nranks; r++)
@@ -628,6 +629,13 @@ void engine_on_decision(struct cxs_engine *e)
 				ctl_send(e, r, &ex, NULL, 0);
 	}
 	free(newly);
+	/*
+	 * A pending kill whose node died some other way (kill -9, exclusion) will
+	 * never fire: lift its cap after the next reduction like a fired one, or
+	 * every bound would stay at its time forever.
+	 */
+	if (e->kill_pending >= 0 && !e->node_alive[e->cfg.kills[e->kill_pending].node])
+		e->kill_fired = true;
 	cxs_log(CXS_LOG_WARN, t_fail, "%zu node(s) failed; %d rank(s) continue (epoch %u)", fb.n,
 		e->nlive, e->epoch);
 	struct fail_batch *fbs = realloc(e->failbatches, (e->nfailbatches + 1) * sizeof *fbs);
@@ -638,8 +646,28 @@ void engine_on_decision(struct cxs_engine *e)
 	e->failbatches[e->nfailbatches++] = fb;
 	/* One notice per surviving local node, ordered after its own events at t_fail. */
 	for (uint32_t i = 0; i < e->nlocal; i++)
-		enqueue_local(e, t_fail, idx, CXS_SRC_ENGINE, e->local_ids[i], EV_FAILURE_NOTICE,
-			      &idx, sizeof idx);
+		enqueue_local(e, t_fail, ((uint64_t)idx << 32) | e->local_ids[i], CXS_SRC_ENGINE,
+			      e->local_ids[i], EV_FAILURE_NOTICE, &idx, sizeof idx);
+}
+
+/*
+ * Answers pings and agreements from phases that do long work outside the
+ * event loop (init, finalize, packing and writing the output), at most every
+ * SERVICE_INTERVAL_S: the failure timeout bounds silence, so no phase may be
+ * silent for long.
+ */
+static void service_now_and_then(struct cxs_engine *e)
+{
+	double now = comm_now();
+	if (now - e->last_service > SERVICE_INTERVAL_S) {
+		e->last_service = now;
+		comm_service(e);
+	}
+}
+
+static void service_tick(void *ctx)
+{
+	service_now_and_then(ctx);
 }
 
 /* ---- handling events ------------------------------------------------------ */
@@ -694,16 +722,18 @@ static void build_contrib(struct cxs_engine *e)
 {
 	uint64_t *v = e->contrib;
 	red_heapmin(&e->rl, v)[e->rank] = cxs_eq_min_time(&e->eq);
-	for (int d = 0; d < e->nranks; d++)
+	for (int d = 0; d < e->nranks; d++) {
+		if (e->out[d].nevents && !e->alive[d]) {
+			/* Events for nodes that died before they could be sent: dropped. */
+			e->out[d].len = 0;
+			e->out[d].nevents = 0;
+		}
 		if (e->out[d].nevents)
 			red_bitmap_row(&e->rl, v, (uint32_t)d)[e->rank / 64] |= UINT64_C(1)
 										<< (e->rank % 64);
+	}
 	red_max(&e->rl, v)[RED_MAX_ABORT] = (uint64_t)e->abort_code;
-	red_max(&e->rl, v)[RED_MAX_FRONTIER] = e->bound;
-	uint64_t committed = 0;
-	for (uint32_t i = 0; i < e->nlocal; i++)
-		committed += e->lps[i].committed;
-	red_sum(&e->rl, v)[RED_SUM_COMMITTED] = committed;
+	red_sum(&e->rl, v)[RED_SUM_COMMITTED] = e->fig.events; /* = sum of our nodes' counts */
 	red_sum(&e->rl, v)[RED_SUM_REMOTE] = e->fig.remote_msgs;
 }
 
@@ -714,6 +744,7 @@ static void send_batches(struct cxs_engine *e)
 		struct batch_buf *b = &e->out[d];
 		if (!b->nevents)
 			continue;
+
 		MPI_Isend(b->data, (int)b->len, MPI_BYTE, d, tag_batch(e->w), MPI_COMM_WORLD,
 			  &e->out_reqs[e->nout_reqs]);
 		e->out_dst[e->nout_reqs++] = d;
@@ -779,7 +810,7 @@ static void unpack_batch(struct cxs_engine *e, const unsigned char *p, size_t le
  * the set each window was a tenth of the loop (PHOLD, 16 LPs, np = 2).
  */
 struct recv_set {
-	int n;
+	int n, cap;
 	int *src;
 	int *state; /* 0 waiting for probe, 1 receiving, 2 done, 3 given up */
 	MPI_Request *req;
@@ -791,6 +822,7 @@ struct recv_set {
 static struct recv_set *recv_set_new(int cap)
 {
 	struct recv_set *s = xcalloc(1, sizeof *s);
+	s->cap = cap;
 	s->src = xcalloc((size_t)cap, sizeof *s->src);
 	s->state = xcalloc((size_t)cap, sizeof *s->state);
 	s->req = xcalloc((size_t)cap, sizeof *s->req);
@@ -804,7 +836,7 @@ static void recv_set_free(struct recv_set *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; s->buf && i < s->n; i++)
+	for (int i = 0; s->buf && i < s->cap; i++) /* every buffer ever used, not just the last set's */
 		free(s->buf[i]);
 	free(s->src);
 	free(s->state);
@@ -961,7 +993,15 @@ static void reduce_window(struct cxs_engine *e)
 			memcpy(e->result, e->last.result, e->rl.total * sizeof *e->result);
 			return;
 		}
-		/* Nobody finished it: run it again over the survivors (new epoch). */
+		/*
+		 * Nobody finished it: run it again over the survivors (new epoch). The
+		 * decision may have queued failure notices below our old minimum, and
+		 * the others' bounds must see them.
+		 */
+		uint64_t *hm = red_heapmin(&e->rl, e->contrib);
+		cxs_time m = cxs_eq_min_time(&e->eq);
+		if (m < hm[e->rank])
+			hm[e->rank] = m;
 	}
 }
 
@@ -1027,6 +1067,7 @@ static unsigned char *make_blob(struct cxs_engine *e, size_t *len)
 	for (uint32_t i = 0; i < e->nlocal; i++) {
 		if (cxs_stats_pack(e->lps[i].stats, &packs[i], &plen[i]) != 0)
 			cxs_bug(NULL, "out of memory packing statistics");
+		service_now_and_then(e);
 		cap += sizeof(struct blob_node) + ((plen[i] + 7) & ~(size_t)7);
 	}
 	unsigned char *b = xcalloc(cap, 1);
@@ -1091,6 +1132,7 @@ static void absorb_blob(struct cxs_engine *e, struct gathered *g, const unsigned
 			cxs_bug(NULL, "corrupt statistics from rank %u node %u", h.rank, bn.id);
 		g->have[bn.id] = 1;
 		off += (bn.stats_len + 7) & ~(size_t)7;
+		service_now_and_then(e);
 	}
 }
 
@@ -1185,7 +1227,7 @@ static int write_output(struct cxs_engine *e, struct gathered *g, struct cxs_run
 		.end_time_ps = e->cfg.end_time, .final_time_ps = res->final_time,
 		.wall_seconds = comm_now() - e->t_start, .ncolumns = sizeof cols / sizeof cols[0],
 		.columns = cols, .nnodes = e->cfg.nnodes, .nodes = nodes,
-		.nfailures = e->nfailures, .failures = fr};
+		.nfailures = e->nfailures, .failures = fr, .tick = service_tick, .tick_ctx = e};
 	int rc = out ? out(&rec, ctx, err, errlen) : 0;
 	for (int i = 0; i < 7; i++)
 		free(u[i]);
@@ -1205,6 +1247,7 @@ static int gather_and_write(struct cxs_engine *e, struct cxs_run_result *res, cx
 {
 	size_t blen;
 	unsigned char *blob = make_blob(e, &blen);
+	bool blob_in_flight = false;
 	int rc = 0;
 	for (;;) {
 		int writer = e->live[0];
@@ -1219,9 +1262,11 @@ static int gather_and_write(struct cxs_engine *e, struct cxs_run_result *res, cx
 				res->writer = false;
 				break;
 			}
+			/* The abandoned send may still read the blob: never free it now. */
 			MPI_Request_free(&rq[0]);
 			MPI_Cancel(&rq[1]);
 			MPI_Request_free(&rq[1]);
+			blob_in_flight = true;
 			continue;
 		}
 		struct gathered g = {0};
@@ -1249,15 +1294,21 @@ static int gather_and_write(struct cxs_engine *e, struct cxs_run_result *res, cx
 			rc = write_output(e, &g, res, out, ctx, err, sizeof err);
 			if (rc != 0)
 				fprintf(stderr, "cxlsim: %s\n", err);
-			int64_t status = rc;
-			for (int i = 0; i < e->nlive; i++) {
-				if (e->live[i] == e->rank)
+			/* A copy: a decision during the sends may rebuild the live list. */
+			static int64_t status; /* stays valid for sends we stop waiting for */
+			status = rc;
+			int nl = e->nlive;
+			int *to = xcalloc((size_t)nl, sizeof *to);
+			memcpy(to, e->live, (size_t)nl * sizeof *to);
+			for (int i = 0; i < nl; i++) {
+				if (to[i] == e->rank || !e->alive[to[i]])
 					continue;
 				MPI_Request rq;
-				MPI_Isend(&status, 1, MPI_INT64_T, e->live[i], done_tag, MPI_COMM_WORLD,
-					  &rq);
-				comm_wait(e, &rq, 1, &e->live[i], 1);
+				MPI_Isend(&status, 1, MPI_INT64_T, to[i], done_tag, MPI_COMM_WORLD, &rq);
+				if (comm_wait(e, &rq, 1, &to[i], 1) != WAIT_OK && rq != MPI_REQUEST_NULL)
+					MPI_Request_free(&rq);
 			}
+			free(to);
 		}
 		for (uint32_t n = 0; n < e->cfg.nnodes; n++)
 			cxs_stats_free(g.stats[n]);
@@ -1269,7 +1320,8 @@ static int gather_and_write(struct cxs_engine *e, struct cxs_run_result *res, cx
 			break;
 		/* Someone died while we gathered: everyone starts over in the new epoch. */
 	}
-	free(blob);
+	if (!blob_in_flight)
+		free(blob);
 	return rc;
 }
 
@@ -1289,14 +1341,17 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 			snprintf(e->abort_msg, sizeof e->abort_msg, "node %u (%s) failed to initialise",
 				 lp->id, lp->type->name);
 		}
+		service_now_and_then(e);
 	}
 	run_windows(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
 	res->final_time = e->gmin < e->cfg.end_time ? e->gmin : e->cfg.end_time;
 	progress_update(e, true);
-	for (uint32_t i = 0; i < e->nlocal; i++)
+	for (uint32_t i = 0; i < e->nlocal; i++) {
 		if (e->lps[i].type->finalize)
 			e->lps[i].type->finalize(&e->lps[i], e->lps[i].state);
+		service_now_and_then(e);
+	}
 	int rc = gather_and_write(e, res, out, ctx);
 	res->status = e->abort_code ? e->abort_code : rc;
 	res->loop_wall_s = e->fig.loop_wall_s;

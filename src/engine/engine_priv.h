@@ -54,11 +54,11 @@ static inline int tag_reduce(uint32_t epoch, uint64_t w)
  *   MIN  [0, N)        heap minimum of rank r (only r writes its slot)
  *        [N, 2N)       earliest message sent to rank r in this window
  *   OR   [2N, 2N+N*B)  bit s of row d: rank s sent a batch to rank d
- *   MAX  abort code, max frontier
- *   SUM  committed events, remote messages, dropped sends
+ *   MAX  abort code
+ *   SUM  committed events, remote messages
  */
-enum { RED_MAX_ABORT = 0, RED_MAX_FRONTIER = 1, RED_NMAX = 2 };
-enum { RED_SUM_COMMITTED = 0, RED_SUM_REMOTE = 1, RED_SUM_DROPPED = 2, RED_NSUM = 3 };
+enum { RED_MAX_ABORT = 0, RED_NMAX = 1 };
+enum { RED_SUM_COMMITTED = 0, RED_SUM_REMOTE = 1, RED_NSUM = 2 };
 
 struct red_layout {
 	uint32_t nranks;
@@ -117,7 +117,8 @@ struct recv_set;
 /*
  * Waits for every request; the ranks in `awaited` are the ones whose silence
  * would explain a hang (pinged after the timeout). Returns WAIT_CHANGED when a
- * membership decision was applied meanwhile; the caller must then re-examine
+ * membership decision was applied meanwhile, or at once if a rank in
+ * `awaited` is already known dead; the caller must then re-examine
  * what it was waiting for (requests not completed are still pending).
  */
 enum wait_result comm_wait(struct cxs_engine *e, MPI_Request *reqs, int nreqs,
@@ -172,7 +173,7 @@ struct batch_buf {
 
 struct engine_figures {
 	uint64_t events, windows, remote_msgs, batches_sent, agreements;
-	uint64_t lost_batches, dropped_dead_msgs;
+	uint64_t lost_batches;
 	double loop_wall_s, sync_wall_s, idle_wall_s, busy_wall_s, agreement_wall_s;
 };
 
@@ -228,7 +229,6 @@ struct cxs_engine {
 	uint64_t round_seen;
 	bool in_agreement;
 	struct decision last;      /* last applied decision */
-	bool decision_pending;     /* applied but not yet acted on by the window loop */
 	double *last_heard;        /* wall time of the last message from each rank */
 	double t_start;
 	int kill_pending;          /* index into cfg.kills of the next injected kill, or -1 */
@@ -241,6 +241,7 @@ struct cxs_engine {
 
 	struct engine_figures fig;
 	double last_progress;
+	double last_service;        /* wall time of the last service outside the event loop */
 	bool printed_progress;
 	uint64_t global_committed;
 

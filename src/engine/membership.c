@@ -134,7 +134,7 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 	uint32_t B = e->rl.bitmap_words;
 	switch (h->type) {
 	case CTL_PING:
-		send_simple(e, src, CTL_PONG, 0, 0);
+		send_simple(e, src, e->alive[src] ? CTL_PONG : CTL_EXCLUDED, 0, 0);
 		return 0;
 	case CTL_EXCLUDED:
 		excluded(e, src);
@@ -177,7 +177,10 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 		*deadline = comm_now() + 3 * e->cfg.failure_timeout_s;
 		return 0;
 	case CTL_COMMIT:
-		if (st->have_dec && st->dec.round == h->round && st->dec.leader == h->leader) {
+		/* Only the decision we still stand by: not one we acknowledged and then
+		 * left for a better leader's query. */
+		if (st->have_dec && st->dec.round == h->round && st->dec.leader == h->leader &&
+		    st->promised && st->prom_round == h->round && st->prom_leader == h->leader) {
 			apply(e, &st->dec, st->dec_tail);
 			return 1;
 		}
@@ -258,7 +261,7 @@ static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint3
 		if (h->type == CTL_EXCLUDED)
 			excluded(e, src);
 		if (h->type == CTL_PING) {
-			send_simple(e, src, CTL_PONG, 0, 0);
+			send_simple(e, src, e->alive[src] ? CTL_PONG : CTL_EXCLUDED, 0, 0);
 		} else if (h->type == want && h->round == round && h->leader == (uint32_t)e->rank) {
 			got[src] = 1;
 			if (want == CTL_REPORT && h->a > *best_w &&

@@ -23,6 +23,7 @@
  */
 #include "engine_priv.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void red_layout_init(struct red_layout *l, uint32_t nranks)
@@ -99,6 +100,14 @@ static void abandon(MPI_Request *r, bool is_recv)
 	MPI_Request_free(r);
 }
 
+static uint64_t *fresh(size_t n)
+{
+	uint64_t *p = calloc(n, sizeof *p);
+	if (!p)
+		cxs_bug(NULL, "out of memory for the reduction");
+	return p;
+}
+
 enum wait_result reduce_run(struct cxs_engine *e)
 {
 	size_t n = e->rl.total;
@@ -137,8 +146,22 @@ enum wait_result reduce_run(struct cxs_engine *e)
 		if (recvs)
 			MPI_Irecv(rbuf, (int)n, MPI_UINT64_T, peer, tag, MPI_COMM_WORLD, &rq[1]);
 		if (comm_wait(e, rq, 2, &peer, 1) == WAIT_CHANGED) {
-			abandon(&rq[0], false);
-			abandon(&rq[1], true);
+			/*
+			 * A matched transfer cannot be cancelled and may still read or
+			 * write its buffer: give the buffers to MPI (leaked, once per
+			 * failure) and continue with fresh ones.
+			 */
+			if (rq[0] != MPI_REQUEST_NULL) {
+				abandon(&rq[0], false);
+				e->sendbuf = fresh(n);
+			}
+			if (rq[1] != MPI_REQUEST_NULL) {
+				abandon(&rq[1], true);
+				if (rbuf == e->result)
+					e->result = fresh(n);
+				else
+					e->tmp = fresh(n);
+			}
 			return WAIT_CHANGED;
 		}
 		if (steps[s].kind == RED_RECV_COMBINE || steps[s].kind == RED_EXCHANGE)

@@ -439,9 +439,12 @@ static int write_nodes(struct writer *w, hid_t file, const struct cxs_run_record
 		goto out;
 	close_id(w, &dset, H5Dclose, "/nodes/rank");
 
-	for (uint32_t i = 0; i < rec->nnodes; i++)
+	for (uint32_t i = 0; i < rec->nnodes; i++) {
 		if (write_node_stats(w, grp, i, rec->nodes[i].stats) < 0)
 			goto out;
+		if (rec->tick)
+			rec->tick(rec->tick_ctx);
+	}
 out:
 	close_id(w, &dset, H5Dclose, "/nodes dataset");
 	close_id(w, &grp, H5Gclose, "/nodes");

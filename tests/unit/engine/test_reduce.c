@@ -23,8 +23,8 @@ START_TEST(test_combine_sections)
 	red_sentmin(&l, b)[2] = 99;
 	red_bitmap_row(&l, a, 1)[0] = 1;
 	red_bitmap_row(&l, b, 1)[0] = 4;
-	red_max(&l, a)[RED_MAX_FRONTIER] = 5;
-	red_max(&l, b)[RED_MAX_FRONTIER] = 3;
+	red_max(&l, a)[RED_MAX_ABORT] = 5;
+	red_max(&l, b)[RED_MAX_ABORT] = 3;
 	red_sum(&l, a)[RED_SUM_COMMITTED] = 11;
 	red_sum(&l, b)[RED_SUM_COMMITTED] = 31;
 	red_combine(&l, a, b);
@@ -32,7 +32,7 @@ START_TEST(test_combine_sections)
 	ck_assert_uint_eq(red_heapmin(&l, a)[1], UINT64_MAX);
 	ck_assert_uint_eq(red_sentmin(&l, a)[2], 99);
 	ck_assert_uint_eq(red_bitmap_row(&l, a, 1)[0], 5);
-	ck_assert_uint_eq(red_max(&l, a)[RED_MAX_FRONTIER], 5);
+	ck_assert_uint_eq(red_max(&l, a)[RED_MAX_ABORT], 5);
 	ck_assert_uint_eq(red_sum(&l, a)[RED_SUM_COMMITTED], 42);
 	free(a);
 	free(b);
