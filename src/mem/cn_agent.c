@@ -60,6 +60,7 @@ struct mshr {
 };
 
 struct wbuf {
+	uint64_t line;
 	uint8_t state;
 	cxs_time issued;
 	uint8_t data[CXS_LINE_BYTES];
@@ -238,6 +239,7 @@ static int evict(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *v)
 		struct wbuf *w = cxs_line_map_get(&cn->wb, line, NULL);
 		if (!w)
 			return -1;
+		w->line = line;
 		w->state = v->state == CN_M ? WB_MI_A : WB_EI_A;
 		w->issued = t;
 		memcpy(w->data, v->data, CXS_LINE_BYTES);
@@ -259,10 +261,36 @@ static int evict(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *v)
 	return 0;
 }
 
+/*
+ * Every way of the set is pinned by an upgrade in progress (possible with
+ * more cores than L3 ways): give up one of those S copies, least recently
+ * used first, exactly as an INV would — the upgrade becomes IM_D and its
+ * DATA_M brings the data. Returns the freed way.
+ */
+static struct cxs_cache_line *unpin_one(struct cxs_cn *cn, uint64_t line)
+{
+	struct cxs_cache_line *set = &cn->l3.lines[cxs_cache_set(&cn->l3, line) * cn->l3.geom.ways];
+	struct cxs_cache_line *v = NULL;
+	for (uint32_t w = 0; w < cn->l3.geom.ways; w++)
+		if (set[w].valid && set[w].pinned && (!v || set[w].lru < v->lru))
+			v = &set[w];
+	if (!v)
+		return NULL;
+	struct mshr *m = cxs_line_map_find(&cn->mshr, v->tag);
+	if (m && m->kind == MS_SM_D)
+		m->kind = MS_IM_D;
+	drop_others(cn, v, cn->p.ncores);
+	v->pinned = 0;
+	cxs_cache_invalidate(&cn->l3, v);
+	return v;
+}
+
 static struct cxs_cache_line *l3_alloc(struct cxs_cn *cn, cxs_time t, uint64_t line,
 				       const uint8_t *data, uint8_t state)
 {
 	struct cxs_cache_line *v = cxs_cache_victim(&cn->l3, line);
+	if (!v)
+		v = unpin_one(cn, line);
 	if (!v || (v->valid && evict(cn, t, v) != 0))
 		return NULL;
 	cxs_cache_install(&cn->l3, v, line, data);
@@ -703,28 +731,42 @@ size_t cxs_cn_pending(const struct cxs_cn *cn)
 
 int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *buf, size_t len)
 {
-	/* Creation order: deterministic whatever the hash layout. */
+	/* The oldest of requests and write-backs; ties by creation order (deterministic). */
+	const struct mshr *om = NULL;
+	const struct wbuf *ow = NULL;
+	cxs_time oldest = CXS_TIME_INF;
 	for (size_t i = 0; i < cn->mshr.n; i++) {
 		const struct mshr *m = cxs_line_map_at(&cn->mshr, i);
-		if (m->kind == MS_NONE || now < m->issued || now - m->issued < timeout)
-			continue;
-		const struct cxs_mem_req *r = &m->w.r[0];
+		if (m->kind != MS_NONE && m->issued < oldest) {
+			oldest = m->issued;
+			om = m;
+		}
+	}
+	for (size_t i = 0; i < cn->wb.n; i++) {
+		const struct wbuf *w = cxs_line_map_at(&cn->wb, i);
+		if (w->state != WB_NONE && w->issued < oldest) {
+			oldest = w->issued;
+			ow = w;
+			om = NULL;
+		}
+	}
+	if ((!om && !ow) || now < oldest || now - oldest < timeout)
+		return 0;
+	if (om) {
+		const struct cxs_mem_req *r = &om->w.r[0];
 		uint64_t line = r->addr >> CXS_LINE_SHIFT;
 		snprintf(buf, len,
 			 "node %u line %#" PRIx64 " (address %#" PRIx64 "): request of core %u "
 			 "outstanding for %" PRIu64 " ps, CN state %s, home node %u, %u requests "
 			 "waiting",
-			 cn->node, line, r->addr, r->core, now - m->issued,
-			 cxs_cn_line_state(cn, line), home_of(cn, line), m->w.n);
-		return 1;
+			 cn->node, line, r->addr, r->core, now - oldest, cxs_cn_line_state(cn, line),
+			 home_of(cn, line), om->w.n);
+	} else {
+		snprintf(buf, len,
+			 "node %u line %#" PRIx64 " (address %#" PRIx64 "): write-back (%s) waited "
+			 "%" PRIu64 " ps for PUT_ACK from home node %u, CN state %s",
+			 cn->node, ow->line, ow->line << CXS_LINE_SHIFT, wb_name[ow->state],
+			 now - oldest, home_of(cn, ow->line), cxs_cn_line_state(cn, ow->line));
 	}
-	for (size_t i = 0; i < cn->wb.n; i++) {
-		const struct wbuf *w = cxs_line_map_at(&cn->wb, i);
-		if (w->state == WB_NONE || now < w->issued || now - w->issued < timeout)
-			continue;
-		snprintf(buf, len, "node %u: a write-back (%s) waited %" PRIu64 " ps for PUT_ACK",
-			 cn->node, wb_name[w->state], now - w->issued);
-		return 1;
-	}
-	return 0;
+	return 1;
 }

@@ -210,6 +210,8 @@ static int serve(struct cxs_home *h, struct cxs_home_entry *e, uint64_t line, cx
 		e->req_src = c;
 		e->req_arrived = arrived;
 		e->acks_left = 0;
+		/* While collecting, `sharers` holds the CNs whose ack is still due. */
+		e->sharers = others;
 		set_busy(h, e, line, CXS_HB_INV, t);
 		for (uint32_t s = 0; s < h->ncns; s++)
 			if (others >> s & 1) {
@@ -323,8 +325,10 @@ int cxs_home_handle(struct cxs_home *h, cxs_time now, const struct cxs_coh_msg *
 		e->state = CXS_D_I;
 		return 0;
 	case CXS_MSG_INV_ACK:
-		if (e->busy != CXS_HB_INV || e->acks_left == 0)
+		/* Only from a CN we invalidated and have not heard from yet. */
+		if (e->busy != CXS_HB_INV || e->acks_left == 0 || !(e->sharers >> m->src & 1))
 			break;
+		e->sharers &= ~(UINT64_C(1) << m->src);
 		if (--e->acks_left == 0) {
 			uint32_t c = e->req_src;
 			set_busy(h, e, m->line, CXS_HB_NONE, t);
