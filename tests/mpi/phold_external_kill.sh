@@ -4,11 +4,16 @@
 # argument, a second rank is killed while the survivors are still detecting
 # or agreeing on the first.
 . "$(dirname "$0")/common.sh"
+# Usage: phold_external_kill.sh VICTIM [SECOND|-] [cxlsim args...]: "-" for no
+# second victim (ctest drops empty arguments); further arguments go to cxlsim
+# after the defaults, so they override them.
 victim=${1:-2}
-second=${2:-}
+second=${2:--}
+shift 2 || shift $#
+[ "$second" = - ] && second=
 out="$WORK/ext.h5"
 "$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=100ms \
-	--set engine.failure_timeout=1.0 >"$out.stdout" 2>"$out.stderr" &
+	--set engine.failure_timeout=1.0 "$@" >"$out.stdout" 2>"$out.stderr" &
 mp=$!
 pid=""
 for _ in $(seq 100); do
