@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The random coherence tester on 4 CNs x 4 cores and 2 MNs: millions of
-# checked loads, stamped stores and fetch-and-adds pass; np = 1 and np = 3
+# checked loads, stamped stores and fetch-and-adds pass; np = 1 and np = 6 (one
+# rank per node)
 # give identical counters; every fetch-and-add counter returned exactly
 # 0 .. N-1; every operation completed. Usage: coherence_tester.sh OPS_PER_CORE
 . "$(dirname "$0")/common.sh"
@@ -8,9 +9,9 @@ ops=${1:-125000}
 ARGS=(--model memsys --end 1s --set system.cns=4 --set system.mns=2 --set system.cores_per_cn=4
       --set tester.ops="$ops" --seed 11)
 run 1 "$WORK/np1.h5" "${ARGS[@]}"
-run 3 "$WORK/np3.h5" "${ARGS[@]}"
+run 6 "$WORK/np6.h5" "${ARGS[@]}"
 $H5CHECK status "$WORK/np1.h5" complete
-$H5CHECK same "$WORK/np1.h5" "$WORK/np3.h5"
+$H5CHECK same "$WORK/np1.h5" "$WORK/np6.h5"
 /usr/bin/python3 - "$WORK/np1.h5" "$ops" <<'PY'
 import sys, os
 sys.path.insert(0, os.path.join(os.environ["SRC"], "analysis"))
