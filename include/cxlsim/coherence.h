@@ -158,12 +158,14 @@ struct cxs_mem_req {
 };
 
 /*
- * Write-order stamp of a store: (grant epoch << 32) | (write count under the
- * grant << 8) | core. Larger stamp = later in the line's single write order.
+ * Write-order stamp of a store: (grant epoch << 32) | write count under the
+ * grant. Larger stamp = later in the line's single write order. (The count is
+ * unique per grant, and one grant is held by one CN, so no core id is needed;
+ * 2^32 writes under one grant would wrap it.)
  */
-static inline uint64_t cxs_stamp(uint32_t epoch, uint32_t count, uint32_t core)
+static inline uint64_t cxs_stamp(uint32_t epoch, uint32_t count)
 {
-	return ((uint64_t)epoch << 32) | ((uint64_t)(count & 0xffffff) << 8) | (core & 0xff);
+	return ((uint64_t)epoch << 32) | count;
 }
 
 struct cxs_cn_env {
@@ -173,6 +175,13 @@ struct cxs_cn_env {
 	void (*complete)(void *ctx, cxs_time when, const struct cxs_mem_req *r, uint64_t value);
 	/* Local DRAM access (private memory); returns when it is done. */
 	cxs_time (*local_dram)(void *ctx, cxs_time now, uint64_t line, int is_write);
+	/*
+	 * Optional (may be NULL): called when a request is performed — the moment
+	 * its value is read from or written into the CN's copy — with the bytes
+	 * read (loads) or the bytes now in memory (writes). For exact checkers.
+	 */
+	void (*perform)(void *ctx, cxs_time t, const struct cxs_mem_req *r, uint64_t value,
+			int is_write);
 };
 
 struct cxs_cn_params {

@@ -23,6 +23,14 @@
  *     are exactly 0 .. N-1 (checked from the output's sums: count, sum, sum of
  *     squares per counter; tests/mpi/coherence_tester.sh).
  * A violation stops the run with the location's recent history on this core.
+ *
+ * These checks are local to a core: a CN that keeps a stale copy keeps
+ * returning the same old value, which none of them can see. The exact check
+ * (tester.exact_check, src/node/memsys.c) closes that gap: with every CN in
+ * one process it compares every load of CXL memory with the latest write
+ * performed before it in simulated time. The tests run it at np = 1 and
+ * require np = 6 to reproduce the same run; coherence.checker_can_fail injects
+ * a stale-copy bug that only the exact check reports.
  */
 #ifndef CXLSIM_TESTER_H
 #define CXLSIM_TESTER_H

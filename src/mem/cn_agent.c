@@ -88,6 +88,18 @@ struct cxs_cn {
 	uint64_t *c_putm, *c_pute, *c_invs, *c_recalls, *c_replays;
 	struct cxs_hist *h_load, *h_store;
 	bool filling; /* serving requests whose miss was already counted */
+	/*
+	 * Lines with a transaction in progress (MSHR or write-back), so that the
+	 * watchdog looks at those only: the maps keep a record for every line ever
+	 * touched, and scanning them per tick dominated runs with large footprints.
+	 */
+	struct active *active;
+	size_t nactive, cap_active;
+};
+
+struct active {
+	uint64_t line;
+	uint8_t wb; /* 0: MSHR, 1: write-back buffer */
 };
 
 #define BUMP(p) do { if (p) (*(p))++; } while (0)
@@ -149,6 +161,31 @@ static void put_bytes(uint8_t *d, uint32_t off, uint8_t size, uint64_t v)
 {
 	for (uint8_t i = 0; i < size; i++)
 		d[off + i] = (uint8_t)(v >> (8 * i));
+}
+
+static void activate(struct cxs_cn *cn, uint64_t line, uint8_t wb)
+{
+	if (cn->nactive == cn->cap_active) {
+		size_t cap = cn->cap_active ? 2 * cn->cap_active : 64;
+		struct active *a = realloc(cn->active, cap * sizeof *a);
+		if (!a)
+			abort(); /* out of memory: nothing sensible to continue with */
+		cn->active = a;
+		cn->cap_active = cap;
+	}
+	cn->active[cn->nactive++] = (struct active){line, wb};
+}
+
+static void deactivate(struct cxs_cn *cn, uint64_t line, uint8_t wb)
+{
+	for (size_t i = 0; i < cn->nactive; i++)
+		if (cn->active[i].line == line && cn->active[i].wb == wb) {
+			/* Keep the order (oldest first): the watchdog breaks ties by it. */
+			memmove(&cn->active[i], &cn->active[i + 1],
+				(cn->nactive - i - 1) * sizeof *cn->active);
+			cn->nactive--;
+			return;
+		}
 }
 
 /* ---- private caches ------------------------------------------------------ */
@@ -241,6 +278,7 @@ static int evict(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *v)
 			return -1;
 		w->line = line;
 		w->state = v->state == CN_M ? WB_MI_A : WB_EI_A;
+		activate(cn, line, 1);
 		w->issued = t;
 		memcpy(w->data, v->data, CXS_LINE_BYTES);
 		if (v->state == CN_M) {
@@ -321,7 +359,10 @@ static void do_load(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 	const struct line_info *li = cxs_line_map_find(&cn->info, l3l->tag);
 	if (li && li->ready > when)
 		when = li->ready;
-	finish(cn, when, r, get_bytes(l3l->data, off, r->size));
+	uint64_t v = get_bytes(l3l->data, off, r->size);
+	if (cn->env.perform)
+		cn->env.perform(cn->env.ctx, t, r, v, 0);
+	finish(cn, when, r, v);
 }
 
 /* Precondition: the L3 line is writable (E, M or L). */
@@ -346,7 +387,7 @@ static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 		BUMP(cn->c_stores);
 		break;
 	case CXS_OP_STORE_STAMP:
-		ret = cxs_stamp(li->epoch, ++li->writes, c);
+		ret = cxs_stamp(li->epoch, ++li->writes);
 		put_bytes(l3l->data, off, 8, ret);
 		BUMP(cn->c_stores);
 		break;
@@ -358,6 +399,9 @@ static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 	}
 	cxs_cache_touch(&cn->l3, l3l);
 	fill_private(cn, c, l3l); /* the core's copies get the new bytes */
+	if (cn->env.perform)
+		cn->env.perform(cn->env.ctx, t, r,
+				get_bytes(l3l->data, off, r->op == CXS_OP_STORE_STAMP ? 8 : r->size), 1);
 	if (li->ready > when)
 		when = li->ready;
 	finish(cn, when, r, ret);
@@ -371,6 +415,7 @@ static int start_miss(struct cxs_cn *cn, cxs_time t, uint64_t line, const struct
 		return -1;
 	m->kind = kind;
 	m->issued = t;
+	activate(cn, line, 0);
 	cxs_time when = t + cyc(cn, cn->p.l3.latency_cycles);
 	BUMP(cn->c_misses[0]);
 	BUMP(cn->c_misses[1]);
@@ -390,8 +435,6 @@ static int serve(struct cxs_cn *cn, cxs_time t, const struct cxs_mem_req *r, cha
 {
 	uint64_t line = r->addr >> CXS_LINE_SHIFT;
 	bool write = r->op != CXS_OP_LOAD;
-	if (r->op == CXS_OP_LOAD)
-		BUMP(cn->c_loads);
 
 	struct wbuf *w = cxs_line_map_find(&cn->wb, line);
 	if (w && w->state != WB_NONE)
@@ -456,6 +499,8 @@ int cxs_cn_request(struct cxs_cn *cn, cxs_time now, const struct cxs_mem_req *r,
 			 cn->node, r->core, r->op, r->addr, r->size);
 		return -1;
 	}
+	if (r->op == CXS_OP_LOAD)
+		BUMP(cn->c_loads); /* here, not in serve(): waiting requests are served again */
 	if (serve(cn, now, r, err, errlen) != 0) {
 		if (!err[0])
 			snprintf(err, errlen, "node %u: out of memory", cn->node);
@@ -471,6 +516,7 @@ static int serve_waiters(struct cxs_cn *cn, cxs_time t, uint64_t line, struct ms
 	struct waitq q = m->w;
 	m->w = (struct waitq){0};
 	m->kind = MS_NONE;
+	deactivate(cn, line, 0);
 	int rc = 0;
 	for (uint32_t i = 0; i < q.n && rc == 0; i++) {
 		if (m->kind != MS_NONE) {
@@ -500,6 +546,7 @@ static int replay(struct cxs_cn *cn, cxs_time t, struct wbuf *w, char *err, size
 	struct waitq q = w->w;
 	w->w = (struct waitq){0};
 	w->state = WB_NONE;
+	deactivate(cn, w->line, 1);
 	int rc = 0;
 	for (uint32_t i = 0; i < q.n && rc == 0; i++) {
 		BUMP(cn->c_replays);
@@ -694,6 +741,7 @@ void cxs_cn_free(struct cxs_cn *cn)
 	cxs_line_map_free(&cn->wb);
 	cxs_line_map_free(&cn->info);
 	cxs_line_map_free(&cn->local);
+	free(cn->active);
 	free(cn);
 }
 
@@ -721,12 +769,7 @@ int cxs_cn_peek(const struct cxs_cn *cn, uint64_t addr, uint8_t size, uint64_t *
 
 size_t cxs_cn_pending(const struct cxs_cn *cn)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < cn->mshr.n; i++)
-		n += ((const struct mshr *)cxs_line_map_at(&cn->mshr, i))->kind != MS_NONE;
-	for (size_t i = 0; i < cn->wb.n; i++)
-		n += ((const struct wbuf *)cxs_line_map_at(&cn->wb, i))->state != WB_NONE;
-	return n;
+	return cn->nactive;
 }
 
 int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *buf, size_t len)
@@ -735,19 +778,22 @@ int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *
 	const struct mshr *om = NULL;
 	const struct wbuf *ow = NULL;
 	cxs_time oldest = CXS_TIME_INF;
-	for (size_t i = 0; i < cn->mshr.n; i++) {
-		const struct mshr *m = cxs_line_map_at(&cn->mshr, i);
-		if (m->kind != MS_NONE && m->issued < oldest) {
-			oldest = m->issued;
-			om = m;
-		}
-	}
-	for (size_t i = 0; i < cn->wb.n; i++) {
-		const struct wbuf *w = cxs_line_map_at(&cn->wb, i);
-		if (w->state != WB_NONE && w->issued < oldest) {
-			oldest = w->issued;
-			ow = w;
-			om = NULL;
+	for (size_t i = 0; i < cn->nactive; i++) {
+		uint64_t line = cn->active[i].line;
+		if (cn->active[i].wb) {
+			const struct wbuf *w = cxs_line_map_find(&cn->wb, line);
+			if (w->issued < oldest) {
+				oldest = w->issued;
+				ow = w;
+				om = NULL;
+			}
+		} else {
+			const struct mshr *m = cxs_line_map_find(&cn->mshr, line);
+			if (m->issued < oldest) {
+				oldest = m->issued;
+				om = m;
+				ow = NULL;
+			}
 		}
 	}
 	if ((!om && !ow) || now < oldest || now - oldest < timeout)

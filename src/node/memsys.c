@@ -74,6 +74,7 @@ const struct cxs_cfg_key cxs_memsys_keys[] = {
 	{"mn", "dram_banks", CXS_CFG_UINT, "16", "Banks per channel.", NULL, 1, 256},
 	{"coherence", "deadlock_timeout", CXS_CFG_TIME, "100us", "No progress on a request or a home transaction for this long stops the run as a deadlock.", NULL, 1, 1e18},
 	{"coherence", "watchdog_interval", CXS_CFG_TIME, "10us", "How often each node checks for a deadlock.", NULL, 1, 1e18},
+	{"coherence", "fault", CXS_CFG_ENUM, "none", "Fault injection for testing the checkers: ack_inv_keep_copy makes every CN acknowledge invalidations without dropping its copy (a stale-copy bug the exact check must report).", "none|ack_inv_keep_copy", 0, 0},
 	{"coherence", "drop_message", CXS_CFG_ENUM, "none", "Fault injection for testing the deadlock detector: every node loses the first message of this type it sends.", "none|inv_ack|recall_data|put_ack|data_m", 0, 0},
 	{"tester", "ops", CXS_CFG_UINT, "20000", "Operations per core.", NULL, 0, 1e15},
 	{"tester", "stamp_lines", CXS_CFG_UINT, "16", "Shared lines written with write-order stamps.", NULL, 1, 1e6},
@@ -83,6 +84,7 @@ const struct cxs_cfg_key cxs_memsys_keys[] = {
 	{"tester", "rmw_share", CXS_CFG_DOUBLE, "0.15", "Share of operations on the counters.", NULL, 0, 1},
 	{"tester", "private_share", CXS_CFG_DOUBLE, "0.1", "Share of operations on private words.", NULL, 0, 1},
 	{"tester", "max_think_cycles", CXS_CFG_UINT, "20", "Uniform random delay before each operation, in core cycles.", NULL, 0, 1e9},
+	{"tester", "exact_check", CXS_CFG_BOOL, "false", "Also check every load of CXL memory against the latest write performed before it in simulated time (a shadow memory; needs every CN in one process, e.g. -np 1).", NULL, 0, 0},
 };
 const size_t cxs_memsys_nkeys = sizeof cxs_memsys_keys / sizeof cxs_memsys_keys[0];
 
@@ -97,8 +99,28 @@ static struct {
 	cxs_time dir_latency, deadlock_timeout, watchdog;
 	struct cxs_tester_params tester;
 	int drop_type; /* enum cxs_msg_type, or -1 */
+	bool exact;
+	bool fault_keep_copy;
 	bool configured;
 } P;
+
+/*
+ * The exact checker (tester.exact_check). The random tester's own checks are
+ * local to a core and cannot see a stale copy that keeps returning an old
+ * value; this one can: with every CN in one process, events are performed in
+ * global simulated-time order, so a shadow of every CXL line, updated when a
+ * write is performed, holds exactly the value a load performed now must see.
+ * Results do not depend on the rank count, so checking the np = 1 run checks
+ * the run every other rank count reproduces. It reaches across nodes, which
+ * models must not do: it is a checker, refused unless all CNs share a process.
+ */
+struct shadow_line {
+	uint8_t data[CXS_LINE_BYTES];
+	uint32_t writer;
+	cxs_time written;
+};
+static struct cxs_line_map shadow;
+static uint32_t cns_here; /* CNs initialised in this process */
 
 int cxs_memsys_configure(const struct cxs_config *cfg, struct cxs_memsys_info *out, char *err,
 			 size_t errlen)
@@ -161,6 +183,16 @@ int cxs_memsys_configure(const struct cxs_config *cfg, struct cxs_memsys_info *o
 	static const int drops[] = {-1, CXS_MSG_INV_ACK, CXS_MSG_RECALL_DATA, CXS_MSG_PUT_ACK,
 				    CXS_MSG_DATA_M};
 	P.drop_type = drops[cxs_config_enum(cfg, "coherence", "drop_message")];
+	P.exact = cxs_config_bool(cfg, "tester", "exact_check");
+	P.fault_keep_copy = cxs_config_enum(cfg, "coherence", "fault") == 1;
+	cns_here = 0;
+	if (P.exact) {
+		cxs_line_map_free(&shadow);
+		if (cxs_line_map_init(&shadow, sizeof(struct shadow_line)) != 0) {
+			snprintf(err, errlen, "out of memory for tester.exact_check");
+			return -1;
+		}
+	}
 	P.tester = (struct cxs_tester_params){
 		.ops = cxs_config_uint(cfg, "tester", "ops"),
 		.stamp_lines = (uint32_t)cxs_config_uint(cfg, "tester", "stamp_lines"),
@@ -365,6 +397,45 @@ static cxs_time cn_local_dram(void *ctx, cxs_time now, uint64_t line, int is_wri
 	return cxs_dram_access(&((struct cn_node *)ctx)->c.dram, now, line, is_write);
 }
 
+static void cn_perform(void *ctx, cxs_time t, const struct cxs_mem_req *r, uint64_t value,
+		       int is_write)
+{
+	struct cn_node *cn = ctx;
+	if (!P.exact || cxs_addr_map_lookup(&P.map, r->addr).kind != CXS_ADDR_CXL)
+		return;
+	if (cns_here != P.cns) {
+		cxs_lp_fail(cn->c.lp, 2,
+			    "tester.exact_check needs every CN in one process (%u of %u here): run "
+			    "with -np 1 or map all CNs to one rank",
+			    cns_here, P.cns);
+		return;
+	}
+	uint8_t size = r->op == CXS_OP_STORE_STAMP ? 8 : r->size;
+	uint32_t off = (uint32_t)(r->addr & (CXS_LINE_BYTES - 1));
+	struct shadow_line *sl = cxs_line_map_get(&shadow, r->addr >> CXS_LINE_SHIFT, NULL);
+	if (!sl) {
+		cxs_lp_fail(cn->c.lp, 2, "out of memory in tester.exact_check");
+		return;
+	}
+	uint64_t want = 0;
+	for (uint8_t i = 0; i < size; i++)
+		want |= (uint64_t)sl->data[off + i] << (8 * i);
+	if (is_write) {
+		for (uint8_t i = 0; i < size; i++)
+			sl->data[off + i] = (uint8_t)(value >> (8 * i));
+		sl->writer = cxs_lp_id(cn->c.lp);
+		sl->written = t;
+	} else if (value != want) {
+		cxs_lp_fail(cn->c.lp, 5,
+			    "coherence violation (exact check): node %u core %u load of 0x%" PRIx64
+			    " performed at %" PRIu64 " ps returned 0x%" PRIx64
+			    ", but the latest write before it (node %u at %" PRIu64 " ps) left 0x%" PRIx64
+			    "; the CN's copy is stale (state %s)",
+			    cxs_lp_id(cn->c.lp), r->core, r->addr, t, value, sl->writer, sl->written, want,
+			    cxs_cn_line_state(cn->agent, r->addr >> CXS_LINE_SHIFT));
+	}
+}
+
 static void issue_next(struct cn_node *cn, uint32_t core)
 {
 	struct cxs_mem_req r;
@@ -382,7 +453,8 @@ static int cn_init(struct cxs_lp *lp, void *state)
 	if (common_init(&cn->c, lp) != 0)
 		return -1;
 	struct cxs_cn_env env = {.ctx = cn, .send = cn_send, .complete = cn_complete,
-				 .local_dram = cn_local_dram};
+				 .local_dram = cn_local_dram, .perform = cn_perform};
+	cns_here++;
 	cn->agent = cxs_cn_new(cxs_lp_id(lp), &P.cn, &env, cxs_lp_stats(lp), err, sizeof err);
 	cn->cores = calloc(P.cores, sizeof *cn->cores);
 	if (!cn->agent || !cn->cores) {
@@ -408,10 +480,19 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 		if (!arrived(&cn->c, ev))
 			return;
 		/* fall through */
-	case EV_DELIVER:
-		if (cxs_cn_handle(cn->agent, ev->time, (const void *)ev->data, err, sizeof err) != 0)
+	case EV_DELIVER: {
+		const struct cxs_coh_msg *m = (const void *)ev->data;
+		if (P.fault_keep_copy && m->type == CXS_MSG_INV) {
+			/* coherence.fault: acknowledge, but keep the (now stale) copy. */
+			struct cxs_coh_msg ack = {.line = m->line, .type = CXS_MSG_INV_ACK,
+						  .src = cxs_lp_id(lp), .dst = m->src};
+			port_send(&cn->c, ev->time, &ack);
+			return;
+		}
+		if (cxs_cn_handle(cn->agent, ev->time, m, err, sizeof err) != 0)
 			cxs_lp_fail(lp, 3, "protocol error: %s", err);
 		return;
+	}
 	case EV_CORE_ISSUE:
 		arm(&cn->c);
 		if (cxs_cn_request(cn->agent, ev->time, (const void *)ev->data, err, sizeof err) != 0)

@@ -8,7 +8,9 @@
 ops=${1:-125000}
 ARGS=(--model memsys --end 1s --set system.cns=4 --set system.mns=2 --set system.cores_per_cn=4
       --set tester.ops="$ops" --seed 11)
-run 1 "$WORK/np1.h5" "${ARGS[@]}"
+# np = 1 also runs the exact check (every load against the latest write
+# performed before it); np = 6 must then reproduce that run exactly.
+run 1 "$WORK/np1.h5" "${ARGS[@]}" --set tester.exact_check=true
 run 6 "$WORK/np6.h5" "${ARGS[@]}"
 $H5CHECK status "$WORK/np1.h5" complete
 $H5CHECK same "$WORK/np1.h5" "$WORK/np6.h5"
