@@ -15,9 +15,10 @@
  *                the owner to S), RECALL_I (invalidate the owner), PUT_ACK
  *
  * The home serves one transaction per line at a time and queues the others
- * (FIFO per line); its outputs leave in processing order, so a grant always
- * reaches a CN before any later recall of the same line (the fabric keeps
- * per-pair order). Clean S copies are dropped silently, so the home's sharer
+ * (FIFO per line); its outputs to each CN leave in processing order, so a
+ * grant always reaches a CN before any later recall of the same line (the
+ * fabric keeps per-pair order). Outputs to different CNs do not wait for
+ * each other. Clean S copies are dropped silently, so the home's sharer
  * vector may list CNs that no longer hold the line; they simply acknowledge
  * INV. E and M copies are given back with PUTE / PUTM and wait for PUT_ACK.
  *
@@ -87,7 +88,7 @@ struct cxs_home {
 	struct cxs_home_env env;
 	struct cxs_line_map dir;  /* line -> struct cxs_home_entry */
 	struct cxs_line_map mem;  /* line -> 64 bytes of contents */
-	cxs_time out_clock;       /* outputs leave in processing order */
+	cxs_time out_clock[CXS_MAX_CNS]; /* per destination: outputs to a CN leave in processing order */
 	uint64_t *busy_lines;     /* lines with a transaction in progress */
 	size_t nbusy, cap_busy;
 	uint64_t *c_msgs_in[CXS_MSG_TYPE_COUNT];

@@ -41,6 +41,7 @@ enum {
 	EV_CORE_ISSUE,  /* a core issues its next request */
 	EV_CORE_DONE,   /* a request completed */
 	EV_WATCHDOG,
+	EV_SEND,        /* a message the agent emitted for a later time */
 };
 
 struct core_done {
@@ -240,10 +241,19 @@ static void arm(struct node_common *nc)
 	}
 }
 
-/* Sends m at `when` (>= now) through our port. */
+/*
+ * Sends m at `when` (>= now) through our port. A message for later is held as
+ * a local event and given to the port at its time, so that each egress link
+ * serves messages in time order: giving it to the port now would make every
+ * message emitted after it, even one ready at once, queue behind it.
+ */
 static void port_send(struct node_common *nc, cxs_time when, const struct cxs_coh_msg *m)
 {
 	cxs_time now = cxs_now(nc->lp);
+	if (when > now) {
+		cxs_schedule(nc->lp, when - now, EV_SEND, m, sizeof *m);
+		return;
+	}
 	if (P.drop_type >= 0 && m->type == (uint32_t)P.drop_type && !nc->dropped) {
 		/* Fault injection for the deadlock test: this message is lost. */
 		nc->dropped = true;
@@ -342,6 +352,9 @@ static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	case EV_DELIVER:
 		if (cxs_home_handle(&mn->home, ev->time, (const void *)ev->data, err, sizeof err) != 0)
 			cxs_lp_fail(lp, 3, "protocol error: %s", err);
+		return;
+	case EV_SEND:
+		port_send(&mn->c, ev->time, (const void *)ev->data);
 		return;
 	case EV_WATCHDOG:
 		mn->c.watching = false;
@@ -508,6 +521,9 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 		issue_next(cn, d->r.core);
 		return;
 	}
+	case EV_SEND:
+		port_send(&cn->c, ev->time, (const void *)ev->data);
+		return;
 	case EV_WATCHDOG:
 		cn->c.watching = false;
 		if (cxs_cn_stuck(cn->agent, ev->time, P.deadlock_timeout, err, sizeof err))
