@@ -14,5 +14,6 @@ Suite *addr_map_suite(void);
 Suite *fabric_suite(void);
 Suite *cache_suite(void);
 Suite *coherence_suite(void);
+Suite *trace_suite(void);
 
 #endif
