@@ -32,7 +32,6 @@
 #include <limits.h>
 #include <mpi.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +40,7 @@
 #include <unistd.h>
 
 #include "app_config_priv.h"
+#include "cxlsim/errmsg.h"
 #include "cxlsim/config.h"
 #include "cxlsim/engine.h"
 #include "cxlsim/h5out.h"
@@ -139,19 +139,6 @@ static const char usage_text[] =
 
 /* ---- small helpers ---------------------------------------------------- */
 
-/* Writes a message; truncation to errlen is intended, one line is enough. */
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* Formats ps in the largest unit that is exact ("100ns", "5ms", "0ps"). */
 static void format_ps(cxs_time ps, char *buf, size_t n)
 {
@@ -225,7 +212,7 @@ static int add_set(struct options *o, const char *opt, const char *key, const ch
 	char *text = malloc(n);
 
 	if (text == NULL) {
-		set_err(err, errlen, "%s: out of memory", opt);
+		cxs_set_err(err, errlen, "%s: out of memory", opt);
 		return -1;
 	}
 	snprintf(text, n, "%s%s%s", key, key[0] != '\0' ? "=" : "", value);
@@ -250,29 +237,29 @@ static int parse_kill(struct app *app, const char *arg, char *err, size_t errlen
 	int rc;
 
 	if (o->nkills == CXS_MAX_KILLS) {
-		set_err(err, errlen, "--kill %s: at most %d kills per run", arg, CXS_MAX_KILLS);
+		cxs_set_err(err, errlen, "--kill %s: at most %d kills per run", arg, CXS_MAX_KILLS);
 		return -1;
 	}
 	if (at == NULL || arg[0] < '0' || arg[0] > '9') {
-		set_err(err, errlen, "--kill: expected NODE@TIME such as 3@2ms, got \"%s\"", arg);
+		cxs_set_err(err, errlen, "--kill: expected NODE@TIME such as 3@2ms, got \"%s\"", arg);
 		return -1;
 	}
 	node = strtoull(arg, &end, 10);
 	if (end != at || node >= UINT32_MAX) {
-		set_err(err, errlen, "--kill: expected NODE@TIME such as 3@2ms, got \"%s\"", arg);
+		cxs_set_err(err, errlen, "--kill: expected NODE@TIME such as 3@2ms, got \"%s\"", arg);
 		return -1;
 	}
 	if (app->scratch == NULL) {
 		app->scratch = cxs_config_new();
 		if (app->scratch == NULL ||
 		    cxs_config_register(app->scratch, &time_key, 1, sub, sizeof(sub)) != 0) {
-			set_err(err, errlen, "--kill: out of memory");
+			cxs_set_err(err, errlen, "--kill: out of memory");
 			return -1;
 		}
 	}
 	assignment = malloc(strlen("kill.time=") + strlen(at + 1) + 1);
 	if (assignment == NULL) {
-		set_err(err, errlen, "--kill: out of memory");
+		cxs_set_err(err, errlen, "--kill: out of memory");
 		return -1;
 	}
 	strcpy(stpcpy(assignment, "kill.time="), at + 1);
@@ -282,7 +269,7 @@ static int parse_kill(struct app *app, const char *arg, char *err, size_t errlen
 		const char *what = strncmp(sub, prefix, strlen(prefix)) == 0 ? sub + strlen(prefix)
 									   : sub;
 
-		set_err(err, errlen, "--kill %s: %s", arg, what);
+		cxs_set_err(err, errlen, "--kill %s: %s", arg, what);
 		return -1;
 	}
 	o->kills[o->nkills].node = (uint32_t)node;
@@ -331,7 +318,7 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 	o->configs = calloc((size_t)argc + 1, sizeof(*o->configs));
 	o->sets = calloc((size_t)argc + 1, sizeof(*o->sets));
 	if (o->configs == NULL || o->sets == NULL) {
-		set_err(err, errlen, "out of memory");
+		cxs_set_err(err, errlen, "out of memory");
 		return -1;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -380,7 +367,7 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 					key = "output.file";
 					value = c[1] != '\0' ? c + 1 : NULL;
 				} else {
-					set_err(err, errlen,
+					cxs_set_err(err, errlen,
 						 "unknown option -%c in \"%s\" (see cxlsim --help)", *c,
 						 a);
 					return -1;
@@ -398,7 +385,7 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 			if (k == sizeof(valued) / sizeof(valued[0])) {
 				bool flag = a[len] == '=' && is_flag(a, len);
 
-				set_err(err, errlen, "%s %.*s%s (see cxlsim --help)",
+				cxs_set_err(err, errlen, "%s %.*s%s (see cxlsim --help)",
 					 flag ? "option" : "unknown option", (int)len, a,
 					 flag ? " takes no value" : "");
 				return -1;
@@ -409,7 +396,7 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 		}
 		if (value == NULL) {
 			if (i + 1 == argc) {
-				set_err(err, errlen, "option %s needs a value (see cxlsim --help)", name);
+				cxs_set_err(err, errlen, "option %s needs a value (see cxlsim --help)", name);
 				return -1;
 			}
 			value = argv[++i];
@@ -436,9 +423,9 @@ static int apply_set(struct cxs_config *cfg, const struct assignment *s, char *e
 	if (cxs_config_set(cfg, s->text, sub, sizeof(sub)) == 0)
 		return 0;
 	if (strcmp(s->opt, "--set") != 0 && strncmp(sub, prefix, strlen(prefix)) == 0)
-		set_err(err, errlen, "%s: %s", s->opt, sub + strlen(prefix));
+		cxs_set_err(err, errlen, "%s: %s", s->opt, sub + strlen(prefix));
 	else
-		set_err(err, errlen, "%s", sub);
+		cxs_set_err(err, errlen, "%s", sub);
 	return -1;
 }
 
@@ -452,7 +439,7 @@ static int parse(struct app *app, int argc, char **argv, char *err, size_t errle
 	app->command_line = join_command_line(argc, argv);
 	app->cfg = cxs_config_new();
 	if (app->command_line == NULL || app->cfg == NULL) {
-		set_err(err, errlen, "out of memory");
+		cxs_set_err(err, errlen, "out of memory");
 		return -1;
 	}
 	if (cxs_config_register(app->cfg, cxs_app_keys, cxs_app_nkeys, err, errlen) != 0 ||
@@ -496,7 +483,7 @@ static int check_times(struct app *app, cxs_time model_lookahead, const char *se
 	if (lookahead != 0 && lookahead != model_lookahead) {
 		format_ps(lookahead, a, sizeof(a));
 		format_ps(model_lookahead, b, sizeof(b));
-		set_err(err, errlen,
+		cxs_set_err(err, errlen,
 			 "%s: engine.lookahead: %s differs from %s.%s = %s (from %s), the model's "
 			 "minimum delay; leave engine.lookahead at 0 to take the model's",
 			 cxs_config_origin(cfg, "engine", "lookahead"), a, section, key, b,
@@ -508,7 +495,7 @@ static int check_times(struct app *app, cxs_time model_lookahead, const char *se
 	if (e->end_time <= e->lookahead) {
 		format_ps(e->end_time, a, sizeof(a));
 		format_ps(e->lookahead, b, sizeof(b));
-		set_err(err, errlen, "%s: engine.end_time: %s must exceed the lookahead, %s",
+		cxs_set_err(err, errlen, "%s: engine.end_time: %s must exceed the lookahead, %s",
 			 cxs_config_origin(cfg, "engine", "end_time"), a, b);
 		return -1;
 	}
@@ -526,7 +513,7 @@ static int check_mapping(struct app *app, char *err, size_t errlen)
 
 	if (mapping != APP_MAP_EXPLICIT) {
 		if (map[0] != '\0') {
-			set_err(err, errlen,
+			cxs_set_err(err, errlen,
 				 "%s: engine.map: is set, but engine.mapping is %s (from %s); set "
 				 "engine.mapping = explicit to use it",
 				 cxs_config_origin(cfg, "engine", "map"),
@@ -538,7 +525,7 @@ static int check_mapping(struct app *app, char *err, size_t errlen)
 		return 0;
 	}
 	if (map[0] == '\0') {
-		set_err(err, errlen,
+		cxs_set_err(err, errlen,
 			 "%s: engine.mapping: explicit needs engine.map, the rank of each node "
 			 "in node order (e.g. \"0*8 1*8\")",
 			 cxs_config_origin(cfg, "engine", "mapping"));
@@ -546,12 +533,12 @@ static int check_mapping(struct app *app, char *err, size_t errlen)
 	}
 	app->rank_map = malloc((size_t)e->nnodes * sizeof(*app->rank_map));
 	if (app->rank_map == NULL) {
-		set_err(err, errlen, "engine.map: out of memory for %u nodes", e->nnodes);
+		cxs_set_err(err, errlen, "engine.map: out of memory for %u nodes", e->nnodes);
 		return -1;
 	}
 	if (cxs_parse_rank_map(map, e->nnodes, (uint32_t)app->nranks, app->rank_map, sub,
 			       sizeof(sub)) != 0) {
-		set_err(err, errlen, "%s: %s", cxs_config_origin(cfg, "engine", "map"), sub);
+		cxs_set_err(err, errlen, "%s: %s", cxs_config_origin(cfg, "engine", "map"), sub);
 		return -1;
 	}
 	e->mapping = CXS_MAP_BLOCK; /* ignored: rank_map overrides it */
@@ -589,21 +576,21 @@ static int check_kills(struct app *app, char *err, size_t errlen)
 		const struct kill_arg *k = &o->kills[i];
 
 		if (k->node >= e->nnodes) {
-			set_err(err, errlen, "--kill %s: no node %u; the run has %u nodes (0..%u)",
+			cxs_set_err(err, errlen, "--kill %s: no node %u; the run has %u nodes (0..%u)",
 				 k->arg, k->node, e->nnodes, e->nnodes - 1);
 			goto out;
 		}
 		if (k->time >= e->end_time) {
 			format_ps(k->time, a, sizeof(a));
 			format_ps(e->end_time, b, sizeof(b));
-			set_err(err, errlen,
+			cxs_set_err(err, errlen,
 				 "--kill %s: time %s is not before engine.end_time = %s (from %s)",
 				 k->arg, a, b, cxs_config_origin(app->cfg, "engine", "end_time"));
 			goto out;
 		}
 		for (size_t j = 0; j < i; j++) {
 			if (o->kills[j].node == k->node) {
-				set_err(err, errlen, "--kill %s: node %u is already killed by --kill %s",
+				cxs_set_err(err, errlen, "--kill %s: node %u is already killed by --kill %s",
 					 k->arg, k->node, o->kills[j].arg);
 				goto out;
 			}
@@ -611,7 +598,7 @@ static int check_kills(struct app *app, char *err, size_t errlen)
 	}
 	doomed = calloc((size_t)app->nranks, sizeof(*doomed));
 	if (doomed == NULL) {
-		set_err(err, errlen, "--kill: out of memory");
+		cxs_set_err(err, errlen, "--kill: out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < o->nkills; i++) {
@@ -621,7 +608,7 @@ static int check_kills(struct app *app, char *err, size_t errlen)
 		doomed[r] = true;
 	}
 	if (o->nkills > 0 && ndoomed == (size_t)app->nranks) {
-		set_err(err, errlen,
+		cxs_set_err(err, errlen,
 			 "--kill: the killed nodes live on all %d rank%s; at least one rank must "
 			 "survive to write the output",
 			 app->nranks, app->nranks == 1 ? "" : "s");
@@ -660,7 +647,7 @@ static int check_output(struct app *app, char *err, size_t errlen)
 
 	app->output_path = path;
 	if (path[0] == '\0') {
-		set_err(err, errlen, "%s: output.file: must not be empty",
+		cxs_set_err(err, errlen, "%s: output.file: must not be empty",
 			 cxs_config_origin(app->cfg, "output", "file"));
 		return -1;
 	}
@@ -668,11 +655,11 @@ static int check_output(struct app *app, char *err, size_t errlen)
 		return 0;
 	dir = slash == NULL ? strdup(".") : strndup(path, slash == path ? 1 : (size_t)(slash - path));
 	if (dir == NULL) {
-		set_err(err, errlen, "out of memory");
+		cxs_set_err(err, errlen, "out of memory");
 		return -1;
 	}
 	if (access(dir, W_OK | X_OK) != 0) {
-		set_err(err, errlen, "%s: output.file: cannot create %s in directory %s: %s",
+		cxs_set_err(err, errlen, "%s: output.file: cannot create %s in directory %s: %s",
 			 cxs_config_origin(app->cfg, "output", "file"), path, dir, strerror(errno));
 		rc = -1;
 	}
@@ -748,7 +735,7 @@ static bool agree_error(const struct app *app, bool failed, char *err, size_t er
 		MPI_Recv(sub, (int)sizeof(sub), MPI_CHAR, first, TAG_ERROR, MPI_COMM_WORLD,
 			 MPI_STATUS_IGNORE);
 		sub[sizeof(sub) - 1] = '\0';
-		set_err(err, errlen, "%s (on rank %d)", sub, first);
+		cxs_set_err(err, errlen, "%s (on rank %d)", sub, first);
 	}
 	return true;
 }
@@ -780,7 +767,7 @@ static bool agree_config(const struct app *app, char *err, size_t errlen)
 	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (first == INT_MAX)
 		return false;
-	set_err(err, errlen,
+	cxs_set_err(err, errlen,
 		"the configuration on rank %d differs from rank 0's: are the files the same on "
 		"every host? (mpirun passes stdin to rank 0 only)",
 		first);
@@ -824,7 +811,7 @@ static int write_output(struct cxs_run_record *rec, void *ctx, char *err, size_t
 	int rc = -1;
 
 	if (text == NULL) {
-		set_err(err, errlen, "%s: out of memory writing the configuration",
+		cxs_set_err(err, errlen, "%s: out of memory writing the configuration",
 			 app->output_path);
 		goto out;
 	}
@@ -836,7 +823,7 @@ static int write_output(struct cxs_run_record *rec, void *ctx, char *err, size_t
 out:
 	if (rc != 0) {
 		app->write_failed = true;
-		set_err(app->write_err, sizeof(app->write_err), "%s", err);
+		cxs_set_err(app->write_err, sizeof(app->write_err), "%s", err);
 	}
 	free(text);
 	return rc;

@@ -70,6 +70,7 @@
 #define _POSIX_C_SOURCE 200809L /* getline, open_memstream, strdup, strcasecmp */
 #endif
 
+#include "cxlsim/errmsg.h"
 #include "cxlsim/config.h"
 
 #include <assert.h>
@@ -151,17 +152,6 @@ static const struct {
 };
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* A malloc'd, formatted string; NULL when memory runs out. */
 static char *fmt_alloc(const char *fmt, ...)
@@ -388,9 +378,9 @@ static void unknown_section(const struct cxs_config *cfg, const char *prefix, co
 
 	escape(name, sizeof(name), section, QUOTE_MAX);
 	if (s != NULL)
-		set_err(err, errlen, "%s: unknown section [%s] (did you mean [%s]?)", prefix, name, s);
+		cxs_set_err(err, errlen, "%s: unknown section [%s] (did you mean [%s]?)", prefix, name, s);
 	else
-		set_err(err, errlen, "%s: unknown section [%s]", prefix, name);
+		cxs_set_err(err, errlen, "%s: unknown section [%s]", prefix, name);
 }
 
 static void unknown_key(const struct cxs_config *cfg, const char *prefix, const char *section,
@@ -402,10 +392,10 @@ static void unknown_key(const struct cxs_config *cfg, const char *prefix, const 
 	/* section is registered, hence a valid name; key is the user's and may be anything */
 	escape(name, sizeof(name), key, QUOTE_MAX);
 	if (s != NULL)
-		set_err(err, errlen, "%s: unknown key %s.%s (did you mean %s.%s?)", prefix, section, name,
+		cxs_set_err(err, errlen, "%s: unknown key %s.%s (did you mean %s.%s?)", prefix, section, name,
 			section, s);
 	else
-		set_err(err, errlen, "%s: unknown key %s.%s", prefix, section, name);
+		cxs_set_err(err, errlen, "%s: unknown key %s.%s", prefix, section, name);
 }
 
 /* ---- parsing values ----------------------------------------------------- */
@@ -833,14 +823,14 @@ static int apply(struct entry *e, const char *text, const char *where, char *err
 
 	if (parse_value(&e->key, text, &v, what, sizeof(what)) != 0) {
 		escape(got, sizeof(got), text, QUOTE_MAX);
-		set_err(err, errlen, "%s: %s.%s: %s, got \"%s\"", where, e->key.section, e->key.key,
+		cxs_set_err(err, errlen, "%s: %s.%s: %s, got \"%s\"", where, e->key.section, e->key.key,
 			what, got);
 		goto out;
 	}
 	t = strdup(text);
 	o = strdup(where);
 	if (t == NULL || o == NULL) {
-		set_err(err, errlen, "%s: %s.%s: out of memory", where, e->key.section, e->key.key);
+		cxs_set_err(err, errlen, "%s: %s.%s: out of memory", where, e->key.section, e->key.key);
 		goto out;
 	}
 	free(e->text);
@@ -956,19 +946,19 @@ int cxs_config_register(struct cxs_config *cfg, const struct cxs_cfg_key *keys, 
 
 		if (k->section == NULL || k->key == NULL || !valid_name(k->section) ||
 		    !valid_name(k->key)) {
-			set_err(err, errlen,
+			cxs_set_err(err, errlen,
 				"cxs_config_register: key %zu: section and key must be 1 to %d "
 				"letters, digits, '_' or '-'",
 				i, NAME_MAX_CHARS);
 			return -1;
 		}
 		if (check_key(k, what, sizeof(what)) != 0) {
-			set_err(err, errlen, "cxs_config_register: %s.%s: %s", k->section, k->key, what);
+			cxs_set_err(err, errlen, "cxs_config_register: %s.%s: %s", k->section, k->key, what);
 			return -1;
 		}
 		old = find(cfg, k->section, k->key);
 		if (old != NULL && !same_def(&old->key, k)) {
-			set_err(err, errlen,
+			cxs_set_err(err, errlen,
 				"cxs_config_register: %s.%s: registered twice with different definitions",
 				k->section, k->key);
 			return -1;
@@ -976,7 +966,7 @@ int cxs_config_register(struct cxs_config *cfg, const struct cxs_cfg_key *keys, 
 		for (j = 0; j < i; j++) {
 			if (strcmp(keys[j].section, k->section) == 0 &&
 			    strcmp(keys[j].key, k->key) == 0 && !same_def(&keys[j], k)) {
-				set_err(err, errlen,
+				cxs_set_err(err, errlen,
 					"cxs_config_register: %s.%s: registered twice with different "
 					"definitions",
 					k->section, k->key);
@@ -992,7 +982,7 @@ int cxs_config_register(struct cxs_config *cfg, const struct cxs_cfg_key *keys, 
 			cap *= 2;
 		grown = realloc(cfg->entries, cap * sizeof(*grown));
 		if (grown == NULL) {
-			set_err(err, errlen, "cxs_config_register: out of memory");
+			cxs_set_err(err, errlen, "cxs_config_register: out of memory");
 			return -1;
 		}
 		cfg->entries = grown;
@@ -1010,7 +1000,7 @@ int cxs_config_register(struct cxs_config *cfg, const struct cxs_cfg_key *keys, 
 		if (keys[i].def != NULL) {
 			e->text = strdup(keys[i].def);
 			if (e->text == NULL) {
-				set_err(err, errlen, "cxs_config_register: out of memory");
+				cxs_set_err(err, errlen, "cxs_config_register: out of memory");
 				return -1;
 			}
 			/* cannot fail: check_key parsed this default above */
@@ -1030,7 +1020,7 @@ int cxs_config_check_required(const struct cxs_config *cfg, char *err, size_t er
 		const struct entry *e = &cfg->entries[i];
 
 		if (e->text == NULL) {
-			set_err(err, errlen, "missing required key %s.%s", e->key.section, e->key.key);
+			cxs_set_err(err, errlen, "missing required key %s.%s", e->key.section, e->key.key);
 			return -1;
 		}
 	}
@@ -1057,7 +1047,7 @@ static char *syntax_error(struct load_ctx *c, const char *line)
 	char got[QUOTE_BUF];
 
 	escape(got, sizeof(got), line, QUOTE_MAX);
-	set_err(c->err, c->errlen, "%s:%lu: expected \"[section]\" or \"key = value\", got \"%s\"",
+	cxs_set_err(c->err, c->errlen, "%s:%lu: expected \"[section]\" or \"key = value\", got \"%s\"",
 		c->path, c->lineno, got);
 	c->failed = true;
 	return NULL;
@@ -1081,7 +1071,7 @@ static char *read_line(char *str, int num, void *stream)
 	got = getline(&c->buf, &c->cap, c->fp);
 	if (got < 0) {
 		if (ferror(c->fp)) {
-			set_err(c->err, c->errlen, "%s: cannot read: %s", c->path,
+			cxs_set_err(c->err, c->errlen, "%s: cannot read: %s", c->path,
 				strerror(errno != 0 ? errno : EIO));
 			c->failed = true;
 		}
@@ -1098,7 +1088,7 @@ static char *read_line(char *str, int num, void *stream)
 	n = strlen(s);
 	limit = num > 0 && (size_t)num - 1 < LINE_MAX_CHARS ? (size_t)num - 1 : LINE_MAX_CHARS;
 	if (n > limit) {
-		set_err(c->err, c->errlen, "%s:%lu: expected a line of at most %zu characters, got %zu",
+		cxs_set_err(c->err, c->errlen, "%s:%lu: expected a line of at most %zu characters, got %zu",
 			c->path, c->lineno, limit, n);
 		c->failed = true;
 		return NULL;
@@ -1118,7 +1108,7 @@ static char *read_line(char *str, int num, void *stream)
 			char *prefix = fmt_alloc("%s:%lu", c->path, c->lineno);
 
 			if (prefix == NULL) {
-				set_err(c->err, c->errlen, "%s: out of memory", c->path);
+				cxs_set_err(c->err, c->errlen, "%s: out of memory", c->path);
 			} else {
 				unknown_section(c->cfg, prefix, name, c->err, c->errlen);
 				free(prefix);
@@ -1151,12 +1141,12 @@ static int on_pair(void *user, const char *section, const char *name, const char
 	int ok = 0;
 
 	if (where == NULL) {
-		set_err(c->err, c->errlen, "%s: out of memory", c->path);
+		cxs_set_err(c->err, c->errlen, "%s: out of memory", c->path);
 		goto out;
 	}
 	if (section[0] == '\0') {
 		escape(got, sizeof(got), name, QUOTE_MAX);
-		set_err(c->err, c->errlen, "%s: expected a [section] before the first key, got key \"%s\"",
+		cxs_set_err(c->err, c->errlen, "%s: expected a [section] before the first key, got key \"%s\"",
 			where, got);
 		goto out;
 	}
@@ -1188,24 +1178,24 @@ int cxs_config_load(struct cxs_config *cfg, const char *path, char *err, size_t 
 	assert(cfg != NULL && path != NULL);
 	c.path = escape_alloc(path);
 	if (c.path == NULL) {
-		set_err(err, errlen, "cxs_config_load: out of memory");
+		cxs_set_err(err, errlen, "cxs_config_load: out of memory");
 		goto out;
 	}
 	c.fp = fopen(path, "r");
 	if (c.fp == NULL) {
-		set_err(err, errlen, "%s: cannot open: %s", c.path, strerror(errno));
+		cxs_set_err(err, errlen, "%s: cannot open: %s", c.path, strerror(errno));
 		goto out;
 	}
 	line = ini_parse_stream(read_line, &c, on_pair, &c);
 	if (c.failed)
 		goto out;
 	if (line == -2) {
-		set_err(err, errlen, "%s: out of memory", c.path);
+		cxs_set_err(err, errlen, "%s: out of memory", c.path);
 		goto out;
 	}
 	if (line != 0) {
 		/* read_line should have caught anything inih rejects; say where, at least */
-		set_err(err, errlen, "%s:%d: syntax error", c.path, line);
+		cxs_set_err(err, errlen, "%s:%d: syntax error", c.path, line);
 		goto out;
 	}
 	rc = 0;
@@ -1229,14 +1219,14 @@ int cxs_config_set(struct cxs_config *cfg, const char *assignment, char *err, si
 	assert(cfg != NULL && assignment != NULL);
 	copy = strdup(assignment);
 	if (copy == NULL) {
-		set_err(err, errlen, "--set: out of memory");
+		cxs_set_err(err, errlen, "--set: out of memory");
 		goto out;
 	}
 	eq = strchr(copy, '=');
 	dot = eq != NULL ? memchr(copy, '.', (size_t)(eq - copy)) : NULL;
 	if (eq == NULL || dot == NULL) {
 		escape(got, sizeof(got), assignment, QUOTE_MAX);
-		set_err(err, errlen, "--set: expected section.key=value, got \"%s\"", got);
+		cxs_set_err(err, errlen, "--set: expected section.key=value, got \"%s\"", got);
 		goto out;
 	}
 	*eq = '\0';
@@ -1246,7 +1236,7 @@ int cxs_config_set(struct cxs_config *cfg, const char *assignment, char *err, si
 	value = trim(eq + 1);
 	if (section[0] == '\0' || key[0] == '\0') {
 		escape(got, sizeof(got), assignment, QUOTE_MAX);
-		set_err(err, errlen, "--set: expected section.key=value, got \"%s\"", got);
+		cxs_set_err(err, errlen, "--set: expected section.key=value, got \"%s\"", got);
 		goto out;
 	}
 	if (!section_known(cfg, section)) {

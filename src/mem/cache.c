@@ -41,11 +41,11 @@
  * duplicate install, touching an invalid line) is asserted; a geometry from
  * the configuration is checked and reported as one line.
  */
+#include "cxlsim/errmsg.h"
 #include "cxlsim/cache.h"
 
 #include <assert.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,17 +54,6 @@
 
 /* The memory figures in the header comment assume this record size. */
 _Static_assert(sizeof(struct cxs_cache_line) == 88, "a cache line record is 88 bytes");
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* First way of the set that line_addr maps to. */
 static struct cxs_cache_line *set_base(struct cxs_cache *c, uint64_t line_addr)
@@ -90,13 +79,13 @@ int cxs_cache_init(struct cxs_cache *c, const struct cxs_cache_geom *g, char *er
 	/* Zeroed first, so that destroy is safe after a failed init. */
 	memset(c, 0, sizeof *c);
 	if (g->ways == 0 || g->ways > CACHE_MAX_WAYS) {
-		set_err(err, errlen, "cache: ways = %" PRIu32 ", expected 1 to %u", g->ways,
+		cxs_set_err(err, errlen, "cache: ways = %" PRIu32 ", expected 1 to %u", g->ways,
 			CACHE_MAX_WAYS);
 		goto out;
 	}
 	set_bytes = (uint64_t)g->ways * CXS_LINE_BYTES;
 	if (g->size_bytes == 0 || g->size_bytes % set_bytes != 0) {
-		set_err(err, errlen,
+		cxs_set_err(err, errlen,
 			"cache: size_bytes = %" PRIu64 " is not a positive multiple of ways * %d = %" PRIu64,
 			g->size_bytes, CXS_LINE_BYTES, set_bytes);
 		goto out;
@@ -104,13 +93,13 @@ int cxs_cache_init(struct cxs_cache *c, const struct cxs_cache_geom *g, char *er
 	nlines = g->size_bytes / CXS_LINE_BYTES;
 	/* calloc checks its own product, but nlines may not even fit a size_t on 32-bit hosts. */
 	if (nlines > SIZE_MAX / sizeof(struct cxs_cache_line)) {
-		set_err(err, errlen, "cache: size_bytes = %" PRIu64 " is too large for this host",
+		cxs_set_err(err, errlen, "cache: size_bytes = %" PRIu64 " is too large for this host",
 			g->size_bytes);
 		goto out;
 	}
 	c->lines = calloc((size_t)nlines, sizeof(struct cxs_cache_line));
 	if (c->lines == NULL) {
-		set_err(err, errlen, "cache: size_bytes = %" PRIu64 ": out of memory for %" PRIu64 " lines",
+		cxs_set_err(err, errlen, "cache: size_bytes = %" PRIu64 ": out of memory for %" PRIu64 " lines",
 			g->size_bytes, nlines);
 		goto out;
 	}

@@ -58,6 +58,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "cxlsim/errmsg.h"
 #include "cxlsim/trace.h"
 
 /* ------------------------------------------------------- on-disk layouts */
@@ -179,23 +180,9 @@ static uint32_t chain_block_crc(uint32_t acc, uint32_t block_crc)
 	return (uint32_t)crc32(acc, b, 4);
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static void copy_err(char *err, size_t errlen, const char *msg)
 {
-	set_err(err, errlen, "%s", msg);
+	cxs_set_err(err, errlen, "%s", msg);
 }
 
 static void encode_rec(uint8_t *p, const struct cxs_trace_rec *r)
@@ -252,16 +239,16 @@ int cxs_trace_rec_check(const struct cxs_trace_rec *r, char *why, size_t whylen)
 
 	if (is_data_op(r->op)) {
 		if (size != 1 && size != 2 && size != 4 && size != 8) {
-			set_err(why, whylen, "size: %u is not 1, 2, 4 or 8", size);
+			cxs_set_err(why, whylen, "size: %u is not 1, 2, 4 or 8", size);
 			return -1;
 		}
 		if (r->addr % size != 0) {
-			set_err(why, whylen, "addr: 0x%" PRIx64 " is not aligned to its size"
+			cxs_set_err(why, whylen, "addr: 0x%" PRIx64 " is not aligned to its size"
 				" (%u bytes)", r->addr, size);
 			return -1;
 		}
 		if (size < 8 && (r->value >> (8 * size)) != 0) {
-			set_err(why, whylen, "value: 0x%" PRIx64 " does not fit in %u byte%s",
+			cxs_set_err(why, whylen, "value: 0x%" PRIx64 " does not fit in %u byte%s",
 				r->value, size, size == 1 ? "" : "s");
 			return -1;
 		}
@@ -269,7 +256,7 @@ int cxs_trace_rec_check(const struct cxs_trace_rec *r, char *why, size_t whylen)
 	}
 	if (r->op == CXS_TRACE_FENCE) {
 		if (size != 0 || r->addr != 0 || r->value != 0) {
-			set_err(why, whylen, "fence: size %u, addr 0x%" PRIx64 ", value 0x%" PRIx64
+			cxs_set_err(why, whylen, "fence: size %u, addr 0x%" PRIx64 ", value 0x%" PRIx64
 				" (all must be 0)", size, r->addr, r->value);
 			return -1;
 		}
@@ -277,18 +264,18 @@ int cxs_trace_rec_check(const struct cxs_trace_rec *r, char *why, size_t whylen)
 	}
 	if (is_sync_op(r->op)) {
 		if (size != 8) {
-			set_err(why, whylen, "size: %s has size %u, expected 8", op_names[r->op],
+			cxs_set_err(why, whylen, "size: %s has size %u, expected 8", op_names[r->op],
 				size);
 			return -1;
 		}
 		if (r->addr % 8 != 0) {
-			set_err(why, whylen, "addr: 0x%" PRIx64 " of %s is not 8-byte aligned",
+			cxs_set_err(why, whylen, "addr: 0x%" PRIx64 " of %s is not 8-byte aligned",
 				r->addr, op_names[r->op]);
 			return -1;
 		}
 		return 0;
 	}
-	set_err(why, whylen, "op: %u is not a valid op (1..%d)", (unsigned)r->op, CXS_TRACE_OP_MAX);
+	cxs_set_err(why, whylen, "op: %u is not a valid op (1..%d)", (unsigned)r->op, CXS_TRACE_OP_MAX);
 	return -1;
 }
 
@@ -388,11 +375,11 @@ struct cxs_trace_writer *cxs_trace_writer_open_opts(const char *path, uint32_t c
 	else
 		cxs_trace_writer_opts_default(&o);
 	if (o.level < 0 || o.level > 9) {
-		set_err(err, errlen, "%s: compression level %d is outside 0..9", path, o.level);
+		cxs_set_err(err, errlen, "%s: compression level %d is outside 0..9", path, o.level);
 		return NULL;
 	}
 	if (o.block_records < 1 || o.block_records > CXS_TRACE_MAX_BLOCK_RECORDS) {
-		set_err(err, errlen, "%s: block size %" PRIu32 " records is outside 1..%d", path,
+		cxs_set_err(err, errlen, "%s: block size %" PRIu32 " records is outside 1..%d", path,
 			o.block_records, CXS_TRACE_MAX_BLOCK_RECORDS);
 		return NULL;
 	}
@@ -414,7 +401,7 @@ struct cxs_trace_writer *cxs_trace_writer_open_opts(const char *path, uint32_t c
 	w->level = o.level;
 	w->f = fopen(w->partial, "wb");
 	if (w->f == NULL) {
-		set_err(err, errlen, "%s: cannot create %s: %s", path, w->partial, strerror(errno));
+		cxs_set_err(err, errlen, "%s: cannot create %s: %s", path, w->partial, strerror(errno));
 		goto fail;
 	}
 	/* A placeholder: close rewrites it with the record count. */
@@ -426,7 +413,7 @@ struct cxs_trace_writer *cxs_trace_writer_open_opts(const char *path, uint32_t c
 	return w;
 
 nomem:
-	set_err(err, errlen, "%s: out of memory for the trace writer", path);
+	cxs_set_err(err, errlen, "%s: out of memory for the trace writer", path);
 fail:
 	if (w != NULL) {
 		if (w->f != NULL)
@@ -481,7 +468,7 @@ int cxs_trace_writer_append(struct cxs_trace_writer *w, const struct cxs_trace_r
 	}
 	if (cxs_trace_rec_check(r, why, sizeof why) < 0) {
 		/* The caller's mistake, not the file's: the writer stays usable. */
-		set_err(err, errlen, "%s: record %" PRIu64 ": %s", w->path, w->count + 1, why);
+		cxs_set_err(err, errlen, "%s: record %" PRIu64 ": %s", w->path, w->count + 1, why);
 		return -1;
 	}
 	encode_rec(w->raw + (size_t)w->nraw * CXS_TRACE_REC_BYTES, r);
@@ -792,7 +779,7 @@ struct cxs_trace_reader *cxs_trace_reader_open(const char *path, char *err, size
 
 	r = calloc(1, sizeof *r);
 	if (r == NULL || (r->path = strdup(path)) == NULL) {
-		set_err(err, errlen, "%s: out of memory for the trace reader", path);
+		cxs_set_err(err, errlen, "%s: out of memory for the trace reader", path);
 		free(r);
 		return NULL;
 	}
@@ -1000,7 +987,7 @@ static int parse_number(const char *s, int len, uint64_t *out)
 
 static int bad_number(char *why, size_t whylen, const char *name, const struct field *f)
 {
-	set_err(why, whylen, "%s: '%.*s%s' is not a number (decimal or 0x hex)", name,
+	cxs_set_err(why, whylen, "%s: '%.*s%s' is not a number (decimal or 0x hex)", name,
 		f->len > SHOW_MAX ? SHOW_MAX : f->len, f->s, f->len > SHOW_MAX ? "..." : "");
 	return -1;
 }
@@ -1016,7 +1003,7 @@ int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why,
 	unsigned op = 0;
 
 	if (n < 0) {
-		set_err(why, whylen, "too many fields (at most %d)", MAX_FIELDS);
+		cxs_set_err(why, whylen, "too many fields (at most %d)", MAX_FIELDS);
 		return -1;
 	}
 	if (n == 0)
@@ -1025,7 +1012,7 @@ int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why,
 		if (field_is(&f[0], op_names[k]))
 			op = k;
 	if (op == 0) {
-		set_err(why, whylen, "op: unknown '%.*s%s' (expected ld, st, rmw, fence, lock,"
+		cxs_set_err(why, whylen, "op: unknown '%.*s%s' (expected ld, st, rmw, fence, lock,"
 			" unlock or barrier)", f[0].len > SHOW_MAX ? SHOW_MAX : f[0].len, f[0].s,
 			f[0].len > SHOW_MAX ? "..." : "");
 		return -1;
@@ -1033,14 +1020,14 @@ int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why,
 	r.op = (uint8_t)op;
 	if (is_data_op(op)) {
 		if (i >= n) {
-			set_err(why, whylen, "size: missing (%s SIZE ADDR [VALUE] [GAP])",
+			cxs_set_err(why, whylen, "size: missing (%s SIZE ADDR [VALUE] [GAP])",
 				op_names[op]);
 			return -1;
 		}
 		if (parse_number(f[i].s, f[i].len, &v) < 0)
 			return bad_number(why, whylen, "size", &f[i]);
 		if (v != 1 && v != 2 && v != 4 && v != 8) {
-			set_err(why, whylen, "size: %" PRIu64 " is not 1, 2, 4 or 8", v);
+			cxs_set_err(why, whylen, "size: %" PRIu64 " is not 1, 2, 4 or 8", v);
 			return -1;
 		}
 		r.size = (uint8_t)v;
@@ -1050,7 +1037,7 @@ int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why,
 	}
 	if (op != CXS_TRACE_FENCE) {
 		if (i >= n) {
-			set_err(why, whylen, "addr: missing (%s %sADDR [VALUE] [GAP])",
+			cxs_set_err(why, whylen, "addr: missing (%s %sADDR [VALUE] [GAP])",
 				op_names[op], is_data_op(op) ? "SIZE " : "");
 			return -1;
 		}
@@ -1074,13 +1061,13 @@ int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why,
 		}
 		/* A gap, as gap=N or as the second positional field. */
 		if (have_gap) {
-			set_err(why, whylen, "gap: given twice");
+			cxs_set_err(why, whylen, "gap: given twice");
 			return -1;
 		}
 		if (parse_number(g.s, g.len, &v) < 0)
 			return bad_number(why, whylen, "gap", &f[i]);
 		if (v > UINT32_MAX) {
-			set_err(why, whylen, "gap: %" PRIu64 " is more than %" PRIu32, v,
+			cxs_set_err(why, whylen, "gap: %" PRIu64 " is more than %" PRIu32, v,
 				UINT32_MAX);
 			return -1;
 		}
@@ -1093,7 +1080,7 @@ int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why,
 	return 1;
 
 extra:
-	set_err(why, whylen, "unexpected field '%.*s%s' (%s)", f[i].len > SHOW_MAX ? SHOW_MAX :
+	cxs_set_err(why, whylen, "unexpected field '%.*s%s' (%s)", f[i].len > SHOW_MAX ? SHOW_MAX :
 		f[i].len, f[i].s, f[i].len > SHOW_MAX ? "..." : "",
 		op == CXS_TRACE_FENCE ? "fence takes only gap=N" :
 		is_data_op(op) ? "expected OP SIZE ADDR [VALUE] [GAP]" :
@@ -1149,7 +1136,7 @@ int cxs_trace_from_text(const char *in_path, const char *out_path, uint32_t core
 	stats_clear(st);
 	in = fopen(in_path, "r");
 	if (in == NULL) {
-		set_err(err, errlen, "%s: cannot open: %s", in_path, strerror(errno));
+		cxs_set_err(err, errlen, "%s: cannot open: %s", in_path, strerror(errno));
 		return -1;
 	}
 	w = cxs_trace_writer_open_opts(out_path, core_id, opts, err, errlen);
@@ -1160,20 +1147,20 @@ int cxs_trace_from_text(const char *in_path, const char *out_path, uint32_t core
 
 		st->lines++;
 		if (strlen(line) != (size_t)len) {
-			set_err(err, errlen, "%s:%" PRIu64 ": contains a NUL byte"
+			cxs_set_err(err, errlen, "%s:%" PRIu64 ": contains a NUL byte"
 				" (not a text trace)", in_path, st->lines);
 			goto out;
 		}
 		prc = cxs_trace_parse_text(line, &rec, why, sizeof why);
 		if (prc < 0) {
-			set_err(err, errlen, "%s:%" PRIu64 ": %s", in_path, st->lines, why);
+			cxs_set_err(err, errlen, "%s:%" PRIu64 ": %s", in_path, st->lines, why);
 			goto out;
 		}
 		if (prc == 1 && cxs_trace_writer_append(w, &rec, err, errlen) < 0)
 			goto out;
 	}
 	if (ferror(in)) {
-		set_err(err, errlen, "%s: cannot read after line %" PRIu64 ": %s", in_path,
+		cxs_set_err(err, errlen, "%s: cannot read after line %" PRIu64 ": %s", in_path,
 			st->lines, strerror(errno));
 		goto out;
 	}
@@ -1220,7 +1207,7 @@ static int parse_lackey_line(const char *line, char *kind, uint64_t *addr, uint6
 	if (p - a > 2 && a[0] == '0' && (a[1] == 'x' || a[1] == 'X'))
 		a += 2;
 	if (parse_base(a, (int)(p - a), 16, addr) < 0) {
-		set_err(why, whylen, "address '%.*s' is not a hexadecimal number",
+		cxs_set_err(why, whylen, "address '%.*s' is not a hexadecimal number",
 			(int)(p - a) > SHOW_MAX ? SHOW_MAX : (int)(p - a), a);
 		return -1;
 	}
@@ -1228,7 +1215,7 @@ static int parse_lackey_line(const char *line, char *kind, uint64_t *addr, uint6
 	while (*p >= '0' && *p <= '9')
 		p++;
 	if (parse_base(s, (int)(p - s), 10, size) < 0) {
-		set_err(why, whylen, "size after the comma is not a decimal number");
+		cxs_set_err(why, whylen, "size after the comma is not a decimal number");
 		return -1;
 	}
 	while (is_blank(*p))
@@ -1237,7 +1224,7 @@ static int parse_lackey_line(const char *line, char *kind, uint64_t *addr, uint6
 		goto bad;
 	return 0;
 bad:
-	set_err(why, whylen, "not a lackey --trace-mem line (expected \"I  ADDR,SIZE\" or"
+	cxs_set_err(why, whylen, "not a lackey --trace-mem line (expected \"I  ADDR,SIZE\" or"
 		" \" L|S|M ADDR,SIZE\")");
 	return -1;
 }
@@ -1285,7 +1272,7 @@ int cxs_trace_from_lackey(const char *in_path, const char *out_path, uint32_t co
 	stats_clear(st);
 	in = fopen(in_path, "r");
 	if (in == NULL) {
-		set_err(err, errlen, "%s: cannot open: %s", in_path, strerror(errno));
+		cxs_set_err(err, errlen, "%s: cannot open: %s", in_path, strerror(errno));
 		return -1;
 	}
 	w = cxs_trace_writer_open_opts(out_path, core_id, opts, err, errlen);
@@ -1299,13 +1286,13 @@ int cxs_trace_from_lackey(const char *in_path, const char *out_path, uint32_t co
 
 		st->lines++;
 		if (strlen(line) != (size_t)len) {
-			set_err(err, errlen, "%s:%" PRIu64 ": contains a NUL byte"
+			cxs_set_err(err, errlen, "%s:%" PRIu64 ": contains a NUL byte"
 				" (not lackey output)", in_path, st->lines);
 			goto out;
 		}
 		prc = parse_lackey_line(line, &kind, &addr, &size, why, sizeof why);
 		if (prc < 0) {
-			set_err(err, errlen, "%s:%" PRIu64 ": %s", in_path, st->lines, why);
+			cxs_set_err(err, errlen, "%s:%" PRIu64 ": %s", in_path, st->lines, why);
 			goto out;
 		}
 		if (prc == 1)
@@ -1321,18 +1308,18 @@ int cxs_trace_from_lackey(const char *in_path, const char *out_path, uint32_t co
 		pending = false;
 		st->accesses++;
 		if (size == 0 || size > LACKEY_MAX_SIZE) {
-			set_err(err, errlen, "%s:%" PRIu64 ": size %" PRIu64 " is outside 1..%u",
+			cxs_set_err(err, errlen, "%s:%" PRIu64 ": size %" PRIu64 " is outside 1..%u",
 				in_path, st->lines, size, LACKEY_MAX_SIZE);
 			goto out;
 		}
 		if (addr + size - 1 < addr) {
-			set_err(err, errlen, "%s:%" PRIu64 ": access at 0x%" PRIx64 " of %" PRIu64
+			cxs_set_err(err, errlen, "%s:%" PRIu64 ": access at 0x%" PRIx64 " of %" PRIu64
 				" bytes wraps past the end of the address space", in_path,
 				st->lines, addr, size);
 			goto out;
 		}
 		if (gap > UINT32_MAX) {
-			set_err(err, errlen, "%s:%" PRIu64 ": more than %" PRIu32 " instructions"
+			cxs_set_err(err, errlen, "%s:%" PRIu64 ": more than %" PRIu32 " instructions"
 				" without a memory access before this one", in_path, st->lines,
 				UINT32_MAX);
 			goto out;
@@ -1349,7 +1336,7 @@ int cxs_trace_from_lackey(const char *in_path, const char *out_path, uint32_t co
 		gap = 0;
 	}
 	if (ferror(in)) {
-		set_err(err, errlen, "%s: cannot read after line %" PRIu64 ": %s", in_path,
+		cxs_set_err(err, errlen, "%s: cannot read after line %" PRIu64 ": %s", in_path,
 			st->lines, strerror(errno));
 		goto out;
 	}
@@ -1386,7 +1373,7 @@ int cxs_trace_dump(const char *in_path, FILE *out, uint64_t limit, char *err, si
 	if (nrc < 0)
 		goto out;
 	if (fflush(out) != 0 || ferror(out)) {
-		set_err(err, errlen, "%s: cannot write the dump: %s", in_path, strerror(errno));
+		cxs_set_err(err, errlen, "%s: cannot write the dump: %s", in_path, strerror(errno));
 		goto out;
 	}
 	rc = 0;
