@@ -246,3 +246,23 @@ enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *
 	e->fig.sync_wall_s += comm_now() - t0;
 	return r;
 }
+
+/*
+ * Answers pings and agreements from phases that do long work outside the
+ * event loop (init, finalize, packing and writing the output), at most every
+ * SERVICE_INTERVAL_S: the failure timeout bounds silence, so no phase may be
+ * silent for long.
+ */
+void comm_service_now_and_then(struct cxs_engine *e)
+{
+	double now = comm_now();
+	if (now - e->last_service > SERVICE_INTERVAL_S) {
+		e->last_service = now;
+		comm_service(e);
+	}
+}
+
+void comm_service_tick(void *ctx)
+{
+	comm_service_now_and_then(ctx);
+}

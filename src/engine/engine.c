@@ -51,10 +51,11 @@
  * arrives, else dropped (counted as lost_batches): each of its messages is
  * treated one way by everyone, because only its destination ever sees it.
  *
- * Output. At the end every live rank sends its nodes' counters and its engine
- * figures to the writer (the lowest live rank), which builds the run record,
- * calls the caller's output function, and releases the others. If the writer
- * dies meanwhile, the survivors agree and the next lowest rank writes.
+ * Output (output.c). At the end every live rank sends its nodes' counters and
+ * its engine figures to the writer (the lowest live rank), which builds the
+ * run record, calls the caller's output function, and releases the others.
+ * If the writer dies meanwhile, the survivors agree and the next lowest rank
+ * writes.
  */
 #include "engine_priv.h"
 #include "membership_priv.h"
@@ -71,10 +72,6 @@
 
 #define EV_FAILURE_NOTICE UINT32_MAX
 #define SERVICE_EVERY_EVENTS 1024u
-#define SERVICE_INTERVAL_S 0.01
-
-static struct recv_set *recv_set_new(int cap);
-static void recv_set_free(struct recv_set *s);
 
 int cxs_log_level = CXS_LOG_WARN;
 static struct cxs_engine *g_eng; /* for log lines and bug reports */
@@ -127,7 +124,7 @@ void cxs_lp_fail(struct cxs_lp *lp, int code, const char *fmt, ...)
 	cxs_log(CXS_LOG_ERROR, e->now, "node %u: %s", lp->id, e->abort_msg);
 }
 
-static void *xcalloc(size_t n, size_t sz)
+void *engine_xcalloc(size_t n, size_t sz)
 {
 	void *p = calloc(n ? n : 1, sz ? sz : 1);
 	if (!p)
@@ -171,15 +168,6 @@ double cxs_rand_unif(struct cxs_lp *lp)
 double cxs_rand_exp(struct cxs_lp *lp, double mean)
 {
 	return -mean * log1p(-cxs_rand_unif(lp));
-}
-
-/* ---- hashing ------------------------------------------------------------ */
-
-static inline uint64_t mix64(uint64_t h, uint64_t v)
-{
-	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	return h ^ (h >> 33);
 }
 
 /* ---- the model API ------------------------------------------------------ */
@@ -383,7 +371,7 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	if (validate(cfg, nranks, err, errlen) != 0)
 		return NULL;
 
-	struct cxs_engine *e = xcalloc(1, sizeof *e);
+	struct cxs_engine *e = engine_xcalloc(1, sizeof *e);
 	g_eng = e;
 	e->cfg = *cfg;
 	qsort(e->cfg.kills, e->cfg.nkills, sizeof e->cfg.kills[0], cmp_kill);
@@ -391,17 +379,17 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	e->rank = rank;
 	e->nranks = nranks;
 	uint32_t N = cfg->nnodes;
-	e->node_rank = xcalloc(N, sizeof *e->node_rank);
-	e->node_local = xcalloc(N, sizeof *e->node_local);
-	e->node_alive = xcalloc(N, 1);
+	e->node_rank = engine_xcalloc(N, sizeof *e->node_rank);
+	e->node_local = engine_xcalloc(N, sizeof *e->node_local);
+	e->node_alive = engine_xcalloc(N, 1);
 	for (uint32_t n = 0; n < N; n++) {
 		e->node_rank[n] = map_rank(cfg, n, nranks);
 		e->node_alive[n] = 1;
 		if (e->node_rank[n] == (uint32_t)rank)
 			e->node_local[n] = e->nlocal++;
 	}
-	e->local_ids = xcalloc(e->nlocal, sizeof *e->local_ids);
-	e->lps = xcalloc(e->nlocal, sizeof *e->lps);
+	e->local_ids = engine_xcalloc(e->nlocal, sizeof *e->local_ids);
+	e->lps = engine_xcalloc(e->nlocal, sizeof *e->lps);
 	for (uint32_t n = 0, i = 0; n < N; n++) {
 		if (e->node_rank[n] != (uint32_t)rank)
 			continue;
@@ -412,7 +400,7 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 		lp->type = cfg->type_of(n, cfg->type_ctx);
 		if (!lp->type)
 			cxs_bug(NULL, "node %u has no type", n);
-		lp->state = xcalloc(1, lp->type->state_size);
+		lp->state = engine_xcalloc(1, lp->type->state_size);
 		lp->stats = cxs_stats_new();
 		if (!lp->stats)
 			cxs_bug(NULL, "out of memory for statistics");
@@ -434,20 +422,20 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	}
 	cxs_eq_init(&e->eq);
 	red_layout_init(&e->rl, (uint32_t)nranks);
-	e->contrib = xcalloc(e->rl.total, sizeof(uint64_t));
-	e->result = xcalloc(e->rl.total, sizeof(uint64_t));
-	e->tmp = xcalloc(e->rl.total, sizeof(uint64_t));
-	e->sendbuf = xcalloc(e->rl.total, sizeof(uint64_t));
-	e->done_result = xcalloc(e->rl.total, sizeof(uint64_t));
-	e->last.dead_bits = xcalloc(e->rl.bitmap_words, sizeof(uint64_t));
-	e->last.result = xcalloc(e->rl.total, sizeof(uint64_t));
-	e->out = xcalloc((size_t)nranks, sizeof *e->out);
-	e->out_reqs = xcalloc((size_t)nranks, sizeof *e->out_reqs);
-	e->out_dst = xcalloc((size_t)nranks, sizeof *e->out_dst);
+	e->contrib = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->tmp = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->sendbuf = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->done_result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->last.dead_bits = engine_xcalloc(e->rl.bitmap_words, sizeof(uint64_t));
+	e->last.result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->out = engine_xcalloc((size_t)nranks, sizeof *e->out);
+	e->out_reqs = engine_xcalloc((size_t)nranks, sizeof *e->out_reqs);
+	e->out_dst = engine_xcalloc((size_t)nranks, sizeof *e->out_dst);
 	e->rs = recv_set_new(nranks);
-	e->alive = xcalloc((size_t)nranks, 1);
-	e->live = xcalloc((size_t)nranks, sizeof *e->live);
-	e->last_heard = xcalloc((size_t)nranks, sizeof *e->last_heard);
+	e->alive = engine_xcalloc((size_t)nranks, 1);
+	e->live = engine_xcalloc((size_t)nranks, sizeof *e->live);
+	e->last_heard = engine_xcalloc((size_t)nranks, sizeof *e->last_heard);
 	for (int r = 0; r < nranks; r++) {
 		e->alive[r] = 1;
 		e->live[r] = r;
@@ -563,7 +551,7 @@ void engine_on_decision(struct cxs_engine *e)
 	struct decision *d = &e->last;
 	e->epoch = (uint32_t)d->round;
 	bool any = false;
-	uint8_t *newly = xcalloc((size_t)e->nranks, 1);
+	uint8_t *newly = engine_xcalloc((size_t)e->nranks, 1);
 	for (int r = 0; r < e->nranks; r++)
 		if (e->alive[r] && (d->dead_bits[r / 64] >> (r % 64) & 1)) {
 			newly[r] = 1;
@@ -589,7 +577,7 @@ void engine_on_decision(struct cxs_engine *e)
 		}
 	double wall = comm_now() - e->t_start;
 	struct fail_batch fb = {.time = t_fail};
-	fb.nodes = xcalloc(e->cfg.nnodes, sizeof *fb.nodes);
+	fb.nodes = engine_xcalloc(e->cfg.nnodes, sizeof *fb.nodes);
 	for (uint32_t n = 0; n < e->cfg.nnodes; n++) {
 		if (!newly[e->node_rank[n]])
 			continue;
@@ -648,26 +636,6 @@ void engine_on_decision(struct cxs_engine *e)
 	for (uint32_t i = 0; i < e->nlocal; i++)
 		enqueue_local(e, t_fail, ((uint64_t)idx << 32) | e->local_ids[i], CXS_SRC_ENGINE,
 			      e->local_ids[i], EV_FAILURE_NOTICE, &idx, sizeof idx);
-}
-
-/*
- * Answers pings and agreements from phases that do long work outside the
- * event loop (init, finalize, packing and writing the output), at most every
- * SERVICE_INTERVAL_S: the failure timeout bounds silence, so no phase may be
- * silent for long.
- */
-static void service_now_and_then(struct cxs_engine *e)
-{
-	double now = comm_now();
-	if (now - e->last_service > SERVICE_INTERVAL_S) {
-		e->last_service = now;
-		comm_service(e);
-	}
-}
-
-static void service_tick(void *ctx)
-{
-	service_now_and_then(ctx);
 }
 
 /* ---- handling events ------------------------------------------------------ */
@@ -803,142 +771,6 @@ static void unpack_batch(struct cxs_engine *e, const unsigned char *p, size_t le
 	}
 }
 
-/*
- * Receives one message per listed source with the given tag. The set lives as
- * long as the engine and keeps its buffers: a sync-bound run receives a
- * batch or two per window, hundreds of thousands of times, and allocating
- * the set each window was a tenth of the loop (PHOLD, 16 LPs, np = 2).
- */
-struct recv_set {
-	int n, cap;
-	int *src;
-	int *state; /* 0 waiting for probe, 1 receiving, 2 done, 3 given up */
-	MPI_Request *req;
-	unsigned char **buf;
-	size_t *bufcap;
-	int *len;
-};
-
-static struct recv_set *recv_set_new(int cap)
-{
-	struct recv_set *s = xcalloc(1, sizeof *s);
-	s->cap = cap;
-	s->src = xcalloc((size_t)cap, sizeof *s->src);
-	s->state = xcalloc((size_t)cap, sizeof *s->state);
-	s->req = xcalloc((size_t)cap, sizeof *s->req);
-	s->buf = xcalloc((size_t)cap, sizeof *s->buf);
-	s->bufcap = xcalloc((size_t)cap, sizeof *s->bufcap);
-	s->len = xcalloc((size_t)cap, sizeof *s->len);
-	return s;
-}
-
-static void recv_set_free(struct recv_set *s)
-{
-	if (!s)
-		return;
-	for (int i = 0; s->buf && i < s->cap; i++) /* every buffer ever used, not just the last set's */
-		free(s->buf[i]);
-	free(s->src);
-	free(s->state);
-	free(s->req);
-	free(s->buf);
-	free(s->bufcap);
-	free(s->len);
-	free(s);
-}
-
-static void recv_set_add(struct recv_set *s, int src)
-{
-	int i = s->n++;
-	s->src[i] = src;
-	s->state[i] = 0;
-	s->len[i] = 0;
-}
-
-/* One pass over the set; returns the number still pending. */
-static int recv_set_poll(void *ctx, int tag)
-{
-	struct recv_set *s = ctx;
-	int pending = 0;
-	for (int i = 0; i < s->n; i++) {
-		if (s->state[i] == 0) {
-			int flag = 0;
-			MPI_Message m;
-			MPI_Status st;
-			MPI_Improbe(s->src[i], tag, MPI_COMM_WORLD, &flag, &m, &st);
-			if (flag) {
-				MPI_Get_count(&st, MPI_BYTE, &s->len[i]);
-				size_t need = s->len[i] > 0 ? (size_t)s->len[i] : 1;
-				if (need > s->bufcap[i]) {
-					free(s->buf[i]);
-					s->buf[i] = malloc(need);
-					if (!s->buf[i])
-						cxs_bug(NULL, "out of memory receiving %d bytes", s->len[i]);
-					s->bufcap[i] = need;
-				}
-				MPI_Imrecv(s->buf[i], s->len[i], MPI_BYTE, &m, &s->req[i]);
-				s->state[i] = 1;
-			}
-		}
-		if (s->state[i] == 1) {
-			int done = 0;
-			MPI_Test(&s->req[i], &done, MPI_STATUS_IGNORE);
-			if (done)
-				s->state[i] = 2;
-		}
-		if (s->state[i] < 2)
-			pending++;
-	}
-	return pending;
-}
-
-/*
- * Waits for the set, handling deaths: a dead source's message is kept if it
- * has arrived by the time the survivors agreed, else given up (returns how
- * many were given up). `deadline_fn` style waiting is comm_wait's.
- */
-static int recv_set_wait(struct cxs_engine *e, struct recv_set *s, int tag)
-{
-	int lost = 0;
-	if (recv_set_poll(s, tag) == 0)
-		return 0; /* everything had arrived: no clock, no allocation */
-	int *awaited = xcalloc((size_t)(s->n ? s->n : 1), sizeof *awaited);
-	for (;;) {
-		if (recv_set_poll(s, tag) == 0)
-			break;
-		int na = 0;
-		for (int i = 0; i < s->n; i++)
-			if (s->state[i] < 2)
-				awaited[na++] = s->src[i];
-		/* comm_wait on no requests returns at once; poll in its loop instead. */
-		enum wait_result r = comm_wait_poll(e, recv_set_poll, s, tag, awaited, na);
-		if (r == WAIT_OK)
-			break;
-		for (int i = 0; i < s->n; i++) {
-			if (s->state[i] >= 2 || e->alive[s->src[i]])
-				continue;
-			recv_set_poll(s, tag);
-			if (s->state[i] == 1) {
-				/*
-				 * Arrived in part: its sender is gone; drop it rather than
-				 * hang. MPI may still write into the buffer, so it is left
-				 * to MPI (leaked), never reused.
-				 */
-				MPI_Cancel(&s->req[i]);
-				MPI_Request_free(&s->req[i]);
-				s->buf[i] = NULL;
-				s->bufcap[i] = 0;
-			}
-			if (s->state[i] < 2) {
-				s->state[i] = 3;
-				lost++;
-			}
-		}
-	}
-	free(awaited);
-	return lost;
-}
-
 static void receive_batches(struct cxs_engine *e)
 {
 	struct recv_set *s = e->rs;
@@ -1040,291 +872,6 @@ static void run_windows(struct cxs_engine *e)
 	}
 }
 
-/* ---- output gathering ------------------------------------------------------- */
-
-struct blob_hdr {
-	uint32_t rank;
-	uint32_t nnodes;
-	int32_t abort_code;
-	uint32_t pad;
-	uint64_t events, windows, remote_msgs, batches_sent, agreements, lost_batches;
-	double loop_wall_s, sync_wall_s, idle_wall_s, busy_wall_s, agreement_wall_s;
-	char abort_msg[256];
-};
-struct blob_node {
-	uint32_t id;
-	uint32_t stats_len;
-	uint64_t digest, committed, snapshot;
-};
-_Static_assert(sizeof(struct blob_hdr) == 360, "gather header layout");
-_Static_assert(sizeof(struct blob_node) == 32, "gather node layout");
-
-static unsigned char *make_blob(struct cxs_engine *e, size_t *len)
-{
-	size_t cap = sizeof(struct blob_hdr), n = 0;
-	void **packs = xcalloc(e->nlocal, sizeof *packs);
-	size_t *plen = xcalloc(e->nlocal, sizeof *plen);
-	for (uint32_t i = 0; i < e->nlocal; i++) {
-		if (cxs_stats_pack(e->lps[i].stats, &packs[i], &plen[i]) != 0)
-			cxs_bug(NULL, "out of memory packing statistics");
-		service_now_and_then(e);
-		cap += sizeof(struct blob_node) + ((plen[i] + 7) & ~(size_t)7);
-	}
-	unsigned char *b = xcalloc(cap, 1);
-	struct blob_hdr h = {
-		.rank = (uint32_t)e->rank, .nnodes = e->nlocal, .abort_code = e->abort_code,
-		.events = e->fig.events, .windows = e->fig.windows, .remote_msgs = e->fig.remote_msgs,
-		.batches_sent = e->fig.batches_sent, .agreements = e->fig.agreements,
-		.lost_batches = e->fig.lost_batches, .loop_wall_s = e->fig.loop_wall_s,
-		.sync_wall_s = e->fig.sync_wall_s, .idle_wall_s = e->fig.idle_wall_s,
-		.busy_wall_s = e->fig.busy_wall_s, .agreement_wall_s = e->fig.agreement_wall_s};
-	memcpy(h.abort_msg, e->abort_msg, sizeof h.abort_msg);
-	memcpy(b, &h, sizeof h);
-	n = sizeof h;
-	for (uint32_t i = 0; i < e->nlocal; i++) {
-		struct cxs_lp *lp = &e->lps[i];
-		struct blob_node bn = {.id = lp->id, .stats_len = (uint32_t)plen[i],
-				       .digest = lp->digest, .committed = lp->committed};
-		if (lp->type->snapshot)
-			bn.snapshot = lp->type->snapshot(lp, lp->state);
-		memcpy(b + n, &bn, sizeof bn);
-		n += sizeof bn;
-		memcpy(b + n, packs[i], plen[i]);
-		n += (plen[i] + 7) & ~(size_t)7;
-		free(packs[i]);
-	}
-	free(packs);
-	free(plen);
-	*len = n;
-	return b;
-}
-
-struct gathered {
-	struct blob_hdr *hdr;      /* per rank; rank field UINT32_MAX if missing */
-	struct blob_node *node;    /* per node */
-	struct cxs_stats **stats;  /* per node, NULL if missing */
-	uint8_t *have;             /* per node */
-};
-
-static void absorb_blob(struct cxs_engine *e, struct gathered *g, const unsigned char *b,
-			size_t len)
-{
-	struct blob_hdr h;
-	if (len < sizeof h)
-		cxs_bug(NULL, "short result blob");
-	memcpy(&h, b, sizeof h);
-	if (h.rank >= (uint32_t)e->nranks)
-		cxs_bug(NULL, "result blob from unknown rank %u", h.rank);
-	g->hdr[h.rank] = h;
-	size_t off = sizeof h;
-	for (uint32_t i = 0; i < h.nnodes; i++) {
-		struct blob_node bn;
-		if (len - off < sizeof bn)
-			cxs_bug(NULL, "truncated result blob from rank %u", h.rank);
-		memcpy(&bn, b + off, sizeof bn);
-		off += sizeof bn;
-		if (bn.id >= e->cfg.nnodes || len - off < bn.stats_len)
-			cxs_bug(NULL, "malformed result blob from rank %u", h.rank);
-		g->node[bn.id] = bn;
-		cxs_stats_free(g->stats[bn.id]);
-		g->stats[bn.id] = cxs_stats_unpack(b + off, bn.stats_len);
-		if (!g->stats[bn.id])
-			cxs_bug(NULL, "corrupt statistics from rank %u node %u", h.rank, bn.id);
-		g->have[bn.id] = 1;
-		off += (bn.stats_len + 7) & ~(size_t)7;
-		service_now_and_then(e);
-	}
-}
-
-static uint64_t run_checksum(const struct cxs_engine *e, const struct gathered *g)
-{
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-	for (uint32_t n = 0; n < e->cfg.nnodes; n++) {
-		if (!g->have[n] || !e->node_alive[n])
-			continue;
-		h = mix64(h, n);
-		h = mix64(h, g->node[n].digest);
-		h = mix64(h, g->node[n].committed);
-		h = mix64(h, g->node[n].snapshot);
-		h = mix64(h, cxs_stats_digest(g->stats[n]));
-	}
-	return h;
-}
-
-static int write_output(struct cxs_engine *e, struct gathered *g, struct cxs_run_result *res,
-			cxs_output_fn *out, void *ctx, char *err, size_t errlen)
-{
-	int R = e->nranks;
-	uint64_t *u[7];
-	double *d[5];
-	for (int i = 0; i < 7; i++)
-		u[i] = xcalloc((size_t)R, sizeof(uint64_t));
-	for (int i = 0; i < 5; i++)
-		d[i] = xcalloc((size_t)R, sizeof(double));
-	uint64_t committed = 0;
-	for (int r = 0; r < R; r++) {
-		const struct blob_hdr *h = &g->hdr[r];
-		if (h->rank != (uint32_t)r)
-			continue;
-		u[0][r] = h->events;
-		u[1][r] = h->windows;
-		u[2][r] = h->remote_msgs;
-		u[3][r] = h->batches_sent;
-		u[4][r] = h->agreements;
-		u[5][r] = h->lost_batches;
-		u[6][r] = e->alive[r];
-		d[0][r] = h->loop_wall_s;
-		d[1][r] = h->sync_wall_s;
-		d[2][r] = h->idle_wall_s;
-		d[3][r] = h->busy_wall_s;
-		d[4][r] = h->agreement_wall_s;
-		committed += h->events;
-	}
-	const struct cxs_rank_column cols[] = {
-		{"events", "events", "events handled on this rank", 0, u[0], NULL},
-		{"windows", "windows", "synchronisation windows completed", 0, u[1], NULL},
-		{"remote_msgs", "events", "events sent to other ranks", 0, u[2], NULL},
-		{"batches_sent", "messages", "MPI batch messages sent", 0, u[3], NULL},
-		{"agreements", "agreements", "membership agreements taken part in", 0, u[4], NULL},
-		{"lost_batches", "messages", "batches of dead ranks given up", 0, u[5], NULL},
-		{"alive", "bool", "1 if the rank survived to the end", 0, u[6], NULL},
-		{"loop_wall_s", "s", "wall time of the event loop", 1, NULL, d[0]},
-		{"sync_wall_s", "s", "wall time waiting in reductions, batch exchange and agreement", 1, NULL, d[1]},
-		{"idle_wall_s", "s", "part of sync_wall_s spent yielding or sleeping", 1, NULL, d[2]},
-		{"busy_wall_s", "s", "wall time handling events", 1, NULL, d[3]},
-		{"agreement_wall_s", "s", "wall time in membership agreements", 1, NULL, d[4]},
-	};
-	struct cxs_node_record *nodes = xcalloc(e->cfg.nnodes, sizeof *nodes);
-	for (uint32_t n = 0; n < e->cfg.nnodes; n++) {
-		nodes[n].type = e->cfg.type_of(n, e->cfg.type_ctx)->name;
-		nodes[n].rank = e->node_rank[n];
-		nodes[n].alive = e->node_alive[n] && g->have[n];
-		nodes[n].stats = g->have[n] ? g->stats[n] : NULL;
-	}
-	struct cxs_failure_record *fr = xcalloc(e->nfailures, sizeof *fr);
-	for (size_t i = 0; i < e->nfailures; i++)
-		fr[i] = (struct cxs_failure_record){e->failures[i].node, e->failures[i].rank,
-						    e->failures[i].time, e->failures[i].detected_wall_s,
-						    e->failures[i].epoch, e->failures[i].cause};
-	int abort_code = e->abort_code;
-	const char *abort_msg = NULL;
-	for (int r = 0; r < R && abort_code; r++)
-		if (g->hdr[r].rank == (uint32_t)r && g->hdr[r].abort_code && g->hdr[r].abort_msg[0]) {
-			abort_msg = g->hdr[r].abort_msg;
-			break;
-		}
-	char status[320];
-	if (abort_code)
-		snprintf(status, sizeof status, "error: %s", abort_msg ? abort_msg : "model error");
-	else
-		snprintf(status, sizeof status, "%s",
-			 e->nfailures ? "complete-with-failures" : "complete");
-	res->checksum = run_checksum(e, g);
-	res->committed = committed;
-	struct cxs_run_record rec = {
-		.model = e->cfg.model, .status = status, .exit_status = abort_code,
-		.nranks = (uint32_t)R, .seed = e->cfg.seed, .checksum = res->checksum,
-		.end_time_ps = e->cfg.end_time, .final_time_ps = res->final_time,
-		.wall_seconds = comm_now() - e->t_start, .ncolumns = sizeof cols / sizeof cols[0],
-		.columns = cols, .nnodes = e->cfg.nnodes, .nodes = nodes,
-		.nfailures = e->nfailures, .failures = fr, .tick = service_tick, .tick_ctx = e};
-	int rc = out ? out(&rec, ctx, err, errlen) : 0;
-	for (int i = 0; i < 7; i++)
-		free(u[i]);
-	for (int i = 0; i < 5; i++)
-		free(d[i]);
-	free(nodes);
-	free(fr);
-	return rc;
-}
-
-/*
- * Gathers to the writer and writes; repeats with a new writer if the writer
- * dies. Returns the output function's status on the writer, 0 elsewhere.
- */
-static int gather_and_write(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_fn *out,
-			    void *ctx)
-{
-	size_t blen;
-	unsigned char *blob = make_blob(e, &blen);
-	bool blob_in_flight = false;
-	int rc = 0;
-	for (;;) {
-		int writer = e->live[0];
-		int tag = TAG_GATHER | (int)(e->epoch & 0xffff);
-		int done_tag = TAG_DONE | (int)(e->epoch & 0xffff);
-		if (writer != e->rank) {
-			int64_t status = 0;
-			MPI_Request rq[2];
-			MPI_Isend(blob, (int)blen, MPI_BYTE, writer, tag, MPI_COMM_WORLD, &rq[0]);
-			MPI_Irecv(&status, 1, MPI_INT64_T, writer, done_tag, MPI_COMM_WORLD, &rq[1]);
-			if (comm_wait(e, rq, 2, &writer, 1) == WAIT_OK) {
-				res->writer = false;
-				break;
-			}
-			/* The abandoned send may still read the blob: never free it now. */
-			MPI_Request_free(&rq[0]);
-			MPI_Cancel(&rq[1]);
-			MPI_Request_free(&rq[1]);
-			blob_in_flight = true;
-			continue;
-		}
-		struct gathered g = {0};
-		g.hdr = xcalloc((size_t)e->nranks, sizeof *g.hdr);
-		for (int r = 0; r < e->nranks; r++)
-			g.hdr[r].rank = UINT32_MAX;
-		g.node = xcalloc(e->cfg.nnodes, sizeof *g.node);
-		g.stats = xcalloc(e->cfg.nnodes, sizeof *g.stats);
-		g.have = xcalloc(e->cfg.nnodes, 1);
-		absorb_blob(e, &g, blob, blen);
-		struct recv_set *s = e->rs;
-		s->n = 0;
-		for (int i = 0; i < e->nlive; i++)
-			if (e->live[i] != e->rank)
-				recv_set_add(s, e->live[i]);
-		uint32_t epoch = e->epoch;
-		recv_set_wait(e, s, tag);
-		bool changed = epoch != e->epoch;
-		for (int i = 0; i < s->n && !changed; i++)
-			if (s->state[i] == 2)
-				absorb_blob(e, &g, s->buf[i], (size_t)s->len[i]);
-		if (!changed) {
-			char err[512] = "";
-			res->writer = true;
-			rc = write_output(e, &g, res, out, ctx, err, sizeof err);
-			if (rc != 0)
-				fprintf(stderr, "cxlsim: %s\n", err);
-			/* A copy: a decision during the sends may rebuild the live list. */
-			static int64_t status; /* stays valid for sends we stop waiting for */
-			status = rc;
-			int nl = e->nlive;
-			int *to = xcalloc((size_t)nl, sizeof *to);
-			memcpy(to, e->live, (size_t)nl * sizeof *to);
-			for (int i = 0; i < nl; i++) {
-				if (to[i] == e->rank || !e->alive[to[i]])
-					continue;
-				MPI_Request rq;
-				MPI_Isend(&status, 1, MPI_INT64_T, to[i], done_tag, MPI_COMM_WORLD, &rq);
-				if (comm_wait(e, &rq, 1, &to[i], 1) != WAIT_OK && rq != MPI_REQUEST_NULL)
-					MPI_Request_free(&rq);
-			}
-			free(to);
-		}
-		for (uint32_t n = 0; n < e->cfg.nnodes; n++)
-			cxs_stats_free(g.stats[n]);
-		free(g.hdr);
-		free(g.node);
-		free(g.stats);
-		free(g.have);
-		if (!changed)
-			break;
-		/* Someone died while we gathered: everyone starts over in the new epoch. */
-	}
-	if (!blob_in_flight)
-		free(blob);
-	return rc;
-}
-
 int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_fn *out,
 		   void *ctx)
 {
@@ -1341,7 +888,7 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 			snprintf(e->abort_msg, sizeof e->abort_msg, "node %u (%s) failed to initialise",
 				 lp->id, lp->type->name);
 		}
-		service_now_and_then(e);
+		comm_service_now_and_then(e);
 	}
 	run_windows(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
@@ -1350,9 +897,9 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 	for (uint32_t i = 0; i < e->nlocal; i++) {
 		if (e->lps[i].type->finalize)
 			e->lps[i].type->finalize(&e->lps[i], e->lps[i].state);
-		service_now_and_then(e);
+		comm_service_now_and_then(e);
 	}
-	int rc = gather_and_write(e, res, out, ctx);
+	int rc = engine_gather_and_write(e, res, out, ctx);
 	res->status = e->abort_code ? e->abort_code : rc;
 	res->loop_wall_s = e->fig.loop_wall_s;
 	res->nfailures = e->nfailures;

@@ -1,8 +1,10 @@
 /*
  * engine_priv.h — state shared by the engine's files:
  *
- *   engine.c      window loop, model API, batches, kills, output gathering
+ *   engine.c      window loop, model API, batches, kills, failures
  *   reduce.c      the per-window reduction over the live ranks (point to point)
+ *   recv_set.c    receiving one message from each of several sources
+ *   output.c      gathering the results on the writer at the end
  *   comm.c        waiting: polling with back-off, timeouts, pings, control service
  *   membership.c  agreement on the dead set after a silence (leader + two phases)
  *   progress.c    the progress line
@@ -134,6 +136,29 @@ enum wait_result reduce_run(struct cxs_engine *e);
 enum wait_result comm_service(struct cxs_engine *e);
 double comm_now(void);
 
+/* Services control messages at most every SERVICE_INTERVAL_S (long phases). */
+#define SERVICE_INTERVAL_S 0.01
+void comm_service_now_and_then(struct cxs_engine *e);
+void comm_service_tick(void *ctx); /* the same, as an h5out tick callback */
+
+/* ---- receiving from several sources (recv_set.c) ------------------------- */
+
+struct recv_set {
+	int n, cap;
+	int *src;
+	int *state; /* 0 waiting for probe, 1 receiving, 2 done, 3 given up */
+	MPI_Request *req;
+	unsigned char **buf;
+	size_t *bufcap;
+	int *len;
+};
+
+struct recv_set *recv_set_new(int cap);
+void recv_set_free(struct recv_set *s);
+void recv_set_add(struct recv_set *s, int src);
+/* Waits for the set; returns how many sources died and were given up. */
+int recv_set_wait(struct cxs_engine *e, struct recv_set *s, int tag);
+
 /* ---- membership ----------------------------------------------------- */
 
 struct decision {
@@ -246,6 +271,20 @@ struct cxs_engine {
 	uint64_t global_committed;
 
 };
+
+/* calloc that stops the run when memory runs out (engine.c). */
+void *engine_xcalloc(size_t n, size_t sz);
+
+/* Gathers every survivor's results on the writer and writes them (output.c). */
+int engine_gather_and_write(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_fn *out,
+			    void *ctx);
+
+static inline uint64_t mix64(uint64_t h, uint64_t v)
+{
+	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	return h ^ (h >> 33);
+}
 
 /* Applies e->last (just agreed) to the engine: live list, epoch, failures. */
 void engine_on_decision(struct cxs_engine *e);
