@@ -5,10 +5,17 @@
  * line is rewritten in place; otherwise each update is a plain line, at most
  * one per progress interval. --quiet silences it. Figures come from the
  * window reduction (a global sum), so printing costs no communication.
+ *
+ * Under mpirun a rank's stderr is always a pipe (Open MPI forwards it, and
+ * holds a line until its newline), so a rank started by mpirun writes the
+ * line to its controlling terminal (/dev/tty) when it has one; without one
+ * (CI, batch jobs, remote nodes) it prints plain lines on stderr.
  */
 #include "engine_priv.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #define PROGRESS_AFTER_S 2.0
@@ -21,7 +28,22 @@ void progress_update(struct cxs_engine *e, bool final)
 	double elapsed = now - e->t_start;
 	if (elapsed < PROGRESS_AFTER_S || (!final && now - e->last_progress < e->cfg.progress_interval_s))
 		return;
-	bool tty = isatty(STDERR_FILENO);
+	static FILE *out;
+	static bool tty;
+	if (!out) {
+		out = stderr;
+		tty = isatty(STDERR_FILENO);
+		if (!tty && getenv("OMPI_COMM_WORLD_SIZE")) {
+			int fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+			FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+			if (f) {
+				out = f;
+				tty = true;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+	}
 	if (final && !tty && !e->printed_progress)
 		return;
 	e->last_progress = now;
@@ -32,8 +54,8 @@ void progress_update(struct cxs_engine *e, bool final)
 	double share = e->cfg.end_time ? (double)t / (double)e->cfg.end_time : 1.0;
 	double rate = elapsed > 0 ? (double)e->global_committed / elapsed : 0;
 	double left = share > 0 ? elapsed * (1 - share) / share : 0;
-	fprintf(stderr, "%s[cxlsim] t=%.6g us (%5.1f%%)  %.3g events/s  %s %.0f s%s",
+	fprintf(out, "%s[cxlsim] t=%.6g us (%5.1f%%)  %.3g events/s  %s %.0f s%s",
 		tty ? "\r" : "", (double)t / 1e6, 100 * share, rate, final ? "took" : "left ~",
 		final ? elapsed : left, tty ? (final ? "\033[K\n" : "\033[K") : "\n");
-	fflush(stderr);
+	fflush(out);
 }
