@@ -125,7 +125,7 @@ struct cxs_run_result {
 	uint64_t checksum;        /* over all nodes' event digests and counters */
 	uint64_t committed;       /* events processed by all nodes */
 	double loop_wall_s;       /* wall time of the event loop on this rank */
-	cxs_time final_time;
+	cxs_time final_time;       /* time of the last event handled (writer) */
 	size_t nfailures;
 };
 

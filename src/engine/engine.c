@@ -892,7 +892,6 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 	}
 	run_windows(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
-	res->final_time = e->gmin < e->cfg.end_time ? e->gmin : e->cfg.end_time;
 	progress_update(e, true);
 	for (uint32_t i = 0; i < e->nlocal; i++) {
 		if (e->lps[i].type->finalize)

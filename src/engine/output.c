@@ -23,6 +23,7 @@ struct blob_hdr {
 	uint32_t pad;
 	uint64_t events, windows, remote_msgs, batches_sent, agreements, lost_batches;
 	double loop_wall_s, sync_wall_s, idle_wall_s, busy_wall_s, agreement_wall_s;
+	uint64_t last_event_ps; /* time of the last event this rank handled */
 	char abort_msg[256];
 };
 struct blob_node {
@@ -30,7 +31,7 @@ struct blob_node {
 	uint32_t stats_len;
 	uint64_t digest, committed, snapshot;
 };
-_Static_assert(sizeof(struct blob_hdr) == 360, "gather header layout");
+_Static_assert(sizeof(struct blob_hdr) == 368, "gather header layout");
 _Static_assert(sizeof(struct blob_node) == 32, "gather node layout");
 
 static unsigned char *make_blob(struct cxs_engine *e, size_t *len)
@@ -51,7 +52,8 @@ static unsigned char *make_blob(struct cxs_engine *e, size_t *len)
 		.batches_sent = e->fig.batches_sent, .agreements = e->fig.agreements,
 		.lost_batches = e->fig.lost_batches, .loop_wall_s = e->fig.loop_wall_s,
 		.sync_wall_s = e->fig.sync_wall_s, .idle_wall_s = e->fig.idle_wall_s,
-		.busy_wall_s = e->fig.busy_wall_s, .agreement_wall_s = e->fig.agreement_wall_s};
+		.busy_wall_s = e->fig.busy_wall_s, .agreement_wall_s = e->fig.agreement_wall_s,
+		.last_event_ps = e->fig.events ? e->now : 0};
 	memcpy(h.abort_msg, e->abort_msg, sizeof h.abort_msg);
 	memcpy(b, &h, sizeof h);
 	n = sizeof h;
@@ -136,10 +138,14 @@ static int write_output(struct cxs_engine *e, struct gathered *g, struct cxs_run
 	for (int i = 0; i < 5; i++)
 		d[i] = engine_xcalloc((size_t)R, sizeof(double));
 	uint64_t committed = 0;
+	/* When the simulation really ended: the last event any survivor handled. */
+	res->final_time = 0;
 	for (int r = 0; r < R; r++) {
 		const struct blob_hdr *h = &g->hdr[r];
 		if (h->rank != (uint32_t)r)
 			continue;
+		if (h->last_event_ps > res->final_time)
+			res->final_time = h->last_event_ps;
 		u[0][r] = h->events;
 		u[1][r] = h->windows;
 		u[2][r] = h->remote_msgs;
