@@ -376,6 +376,8 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	e->cfg = *cfg;
 	qsort(e->cfg.kills, e->cfg.nkills, sizeof e->cfg.kills[0], cmp_kill);
 	e->kill_pending = e->cfg.nkills ? 0 : -1;
+	const char *hook = getenv("CXLSIM_TEST_LEADER_DIES_AFTER_COMMITS");
+	e->test_die_after_commits = hook ? atoi(hook) : 0;
 	e->rank = rank;
 	e->nranks = nranks;
 	uint32_t N = cfg->nnodes;

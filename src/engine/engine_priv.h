@@ -258,6 +258,7 @@ struct cxs_engine {
 	double t_start;
 	int kill_pending;          /* index into cfg.kills of the next injected kill, or -1 */
 	bool kill_fired;           /* agreed; lift the cap after the next reduction */
+	int test_die_after_commits; /* membership.c test hook; 0: off */
 	struct fail_batch *failbatches;
 	size_t nfailbatches;
 

@@ -22,6 +22,14 @@
  *      ACK is dead too, and the leader starts over with a higher round.
  *   4. COMMIT: every rank applies the decision (engine_on_decision in engine.c).
  *
+ * A leader may die while sending its COMMITs, leaving some ranks having
+ * applied its decision and others not. So a REPORT carries the reporter's
+ * last applied decision, and when the reports disagree the next leader hands
+ * the newest one on as the "prior" of its own DECIDE: ranks that missed it
+ * apply it first. Every survivor thus applies the same decisions in the same
+ * order, and its nodes get the same failure notices (the rule of Paxos: a new
+ * leader re-proposes what may already have been chosen).
+ *
  * Precedence between competing leaders: higher round wins, then lower rank.
  * A rank answers a QUERY or DECIDE that beats its promise, and REJECTs one that
  * does not; a leader that is rejected by a better one becomes a follower.
@@ -76,16 +84,60 @@ static _Noreturn void excluded(struct cxs_engine *e, int by)
 	_exit(CXS_EXIT_EXCLUDED);
 }
 
+/*
+ * Test hook (CXLSIM_TEST_LEADER_DIES_AFTER_COMMITS=N, read once at start): a
+ * leader kills itself after sending N COMMITs, to reproduce a leader that dies
+ * in the middle of committing (tests/mpi/leader_dies_mid_commit.sh).
+ */
+static _Noreturn void die_for_test(struct cxs_engine *e)
+{
+	fprintf(stderr, "[rank %d] test hook: leader dies after its first COMMIT\n", e->rank);
+	fflush(stderr);
+	raise(SIGKILL);
+	_exit(137);
+}
+
 static size_t result_words(const struct cxs_engine *e)
 {
 	return e->rl.total;
 }
 
+/*
+ * A decision as a block of words, so that a REPORT can carry the sender's last
+ * applied decision and a DECIDE can carry it on as the "prior" decision:
+ *
+ *   round, leader, w_star, has_result, dead bits (B words), result (R words)
+ */
+static size_t block_words(const struct cxs_engine *e)
+{
+	return 4 + e->rl.bitmap_words + result_words(e);
+}
+
+static void put_block(const struct cxs_engine *e, const struct decision *d, uint64_t *out)
+{
+	uint32_t B = e->rl.bitmap_words;
+	out[0] = d->round;
+	out[1] = d->leader;
+	out[2] = d->w_star;
+	out[3] = d->has_result;
+	memcpy(out + 4, d->dead_bits, B * sizeof *out);
+	memcpy(out + 4 + B, d->result, result_words(e) * sizeof *out);
+}
+
+/* REPORT tail: last reduction result (R words, zeros if none), then our last decision. */
 static void send_report(struct cxs_engine *e, int dst, uint64_t round, uint32_t leader)
 {
+	size_t R = result_words(e), n = R + block_words(e);
+	uint64_t *tail = calloc(n, sizeof *tail);
+	if (!tail)
+		cxs_bug(NULL, "out of memory in agreement");
+	if (e->w_red)
+		memcpy(tail, e->done_result, R * sizeof *tail);
+	put_block(e, &e->last, tail + R);
 	struct ctl_hdr h = {.type = CTL_REPORT, .from = (uint32_t)e->rank, .round = round,
 			    .leader = leader, .a = e->w_red};
-	ctl_send(e, dst, &h, e->w_red ? e->done_result : NULL, e->w_red ? result_words(e) : 0);
+	ctl_send(e, dst, &h, tail, n);
+	free(tail);
 }
 
 static void send_simple(struct cxs_engine *e, int dst, uint32_t type, uint64_t round,
@@ -110,18 +162,39 @@ static void note_round(struct cxs_engine *e, uint64_t round)
 		e->round_seen = round;
 }
 
+static void apply_one(struct cxs_engine *e, uint64_t round, uint32_t leader, uint64_t w_star,
+		      bool has_result, const uint64_t *dead, const uint64_t *result)
+{
+	uint32_t B = e->rl.bitmap_words;
+	memcpy(e->last.dead_bits, dead, B * sizeof *dead);
+	e->last.round = round;
+	e->last.leader = leader;
+	e->last.w_star = w_star;
+	e->last.has_result = has_result;
+	if (has_result)
+		memcpy(e->last.result, result, result_words(e) * sizeof *result);
+	note_round(e, round);
+	engine_on_decision(e);
+}
+
+/*
+ * DECIDE tail: dead bits (B), result (R), prior decision block. b: bit 0 the
+ * result is valid, bit 1 the prior is. A leader that died while sending its
+ * COMMITs leaves some ranks having applied its decision and others not; the
+ * next leader hands that decision on as the prior, and whoever missed it
+ * applies it first, so every survivor applies the same decisions in the same
+ * order (and gets the same failure notices).
+ */
 static void apply(struct cxs_engine *e, const struct ctl_hdr *dec, const uint64_t *tail)
 {
 	uint32_t B = e->rl.bitmap_words;
-	memcpy(e->last.dead_bits, tail, B * sizeof *tail);
-	e->last.round = dec->round;
-	e->last.leader = dec->leader;
-	e->last.w_star = dec->a;
-	e->last.has_result = dec->b != 0;
-	if (dec->b)
-		memcpy(e->last.result, tail + B, result_words(e) * sizeof *tail);
-	note_round(e, dec->round);
-	engine_on_decision(e);
+	size_t R = result_words(e);
+	if (dec->b & 2) {
+		const uint64_t *p = tail + B + R;
+		if (p[0] > e->last.round)
+			apply_one(e, p[0], (uint32_t)p[1], p[2], p[3] != 0, p + 4, p + 4 + B);
+	}
+	apply_one(e, dec->round, dec->leader, dec->a, (dec->b & 1) != 0, tail, tail + B);
 }
 
 /*
@@ -163,7 +236,7 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 			send_simple(e, src, CTL_REJECT, st->prom_round, st->prom_leader);
 			return 0;
 		}
-		if ((size_t)ntail < B + (h->b ? result_words(e) : 0))
+		if ((size_t)ntail < B + result_words(e) + block_words(e))
 			return 0; /* malformed: ignore, the leader will time us out */
 		if (tail[e->rank / 64] >> (e->rank % 64) & 1)
 			excluded(e, src);
@@ -220,8 +293,14 @@ static int follow(struct cxs_engine *e, struct agree *st)
  * us), for up to one timeout; ranks that do not answer die in the view.
  * Returns -1 if a better leader turned up (we follow it now), else 0.
  */
+/* The newest and oldest last-applied decisions among the reports. */
+struct prior {
+	uint64_t min_round;
+	uint64_t *block; /* newest, block_words() */
+};
+
 static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint32_t want,
-		   uint64_t *best_w, uint64_t *best_result)
+		   uint64_t *best_w, uint64_t *best_result, struct prior *pr)
 {
 	uint8_t *got = calloc((size_t)e->nranks, 1);
 	if (!got)
@@ -264,10 +343,17 @@ static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint3
 			send_simple(e, src, e->alive[src] ? CTL_PONG : CTL_EXCLUDED, 0, 0);
 		} else if (h->type == want && h->round == round && h->leader == (uint32_t)e->rank) {
 			got[src] = 1;
-			if (want == CTL_REPORT && h->a > *best_w &&
-			    (size_t)ntail >= result_words(e)) {
-				*best_w = h->a;
-				memcpy(best_result, tail, result_words(e) * sizeof *tail);
+			size_t R = result_words(e);
+			if (want == CTL_REPORT && (size_t)ntail >= R + block_words(e)) {
+				if (h->a > *best_w) {
+					*best_w = h->a;
+					memcpy(best_result, tail, R * sizeof *tail);
+				}
+				const uint64_t *blk = tail + R;
+				if (blk[0] < pr->min_round)
+					pr->min_round = blk[0];
+				if (blk[0] > pr->block[0])
+					memcpy(pr->block, blk, block_words(e) * sizeof *blk);
 			}
 		} else if ((h->type == CTL_QUERY || h->type == CTL_DECIDE || h->type == CTL_REJECT) &&
 			   beats(h->round, h->leader, round, (uint32_t)e->rank)) {
@@ -298,8 +384,8 @@ static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint3
 static int lead(struct cxs_engine *e, struct agree *st)
 {
 	uint32_t B = e->rl.bitmap_words;
-	size_t R = result_words(e);
-	uint64_t *tail = calloc(B + R, sizeof *tail);
+	size_t R = result_words(e), P = block_words(e);
+	uint64_t *tail = calloc(B + R + P, sizeof *tail);
 	if (!tail)
 		cxs_bug(NULL, "out of memory in agreement");
 	int ret = 0;
@@ -314,25 +400,32 @@ static int lead(struct cxs_engine *e, struct agree *st)
 			if (st->view[r])
 				send_simple(e, r, CTL_QUERY, round, (uint32_t)e->rank);
 		uint64_t best_w = e->w_red;
+		memset(tail, 0, (B + R + P) * sizeof *tail);
 		if (e->w_red)
 			memcpy(tail + B, e->done_result, R * sizeof *tail);
-		if (collect(e, st, round, CTL_REPORT, &best_w, tail + B) < 0)
+		struct prior pr = {.min_round = e->last.round, .block = tail + B + R};
+		put_block(e, &e->last, pr.block);
+		if (collect(e, st, round, CTL_REPORT, &best_w, tail + B, &pr) < 0)
 			goto out;
+		bool has_prior = pr.block[0] > pr.min_round; /* someone missed the newest */
 
 		memset(tail, 0, B * sizeof *tail);
 		for (int r = 0; r < e->nranks; r++)
 			if (!st->view[r])
 				tail[r / 64] |= UINT64_C(1) << (r % 64);
 		struct ctl_hdr dec = {.type = CTL_DECIDE, .from = (uint32_t)e->rank, .round = round,
-				      .leader = (uint32_t)e->rank, .a = best_w, .b = best_w > 0};
+				      .leader = (uint32_t)e->rank, .a = best_w,
+				      .b = (best_w > 0 ? 1u : 0u) | (has_prior ? 2u : 0u)};
 		for (int r = 0; r < e->nranks; r++)
 			if (st->view[r])
-				ctl_send(e, r, &dec, tail, B + (best_w ? R : 0));
+				ctl_send(e, r, &dec, tail, B + R + P);
 		uint8_t *before = malloc((size_t)e->nranks);
 		if (!before)
 			cxs_bug(NULL, "out of memory in agreement");
 		memcpy(before, st->view, (size_t)e->nranks);
-		if (collect(e, st, round, CTL_ACK, &best_w, tail + B) < 0) {
+		uint64_t ack_w = 0;
+		struct prior ack_pr = {0};
+		if (collect(e, st, round, CTL_ACK, &ack_w, NULL, &ack_pr) < 0) {
 			free(before);
 			goto out;
 		}
@@ -340,9 +433,13 @@ static int lead(struct cxs_engine *e, struct agree *st)
 		free(before);
 		if (lost)
 			continue; /* someone died between QUERY and ACK: decide again */
+		int commits = 0;
 		for (int r = 0; r < e->nranks; r++)
-			if (st->view[r])
+			if (st->view[r] && r != e->rank) {
 				send_simple(e, r, CTL_COMMIT, round, (uint32_t)e->rank);
+				if (++commits == e->test_die_after_commits && e->last.round == 0)
+					die_for_test(e); /* only the first decision's leader */
+			}
 		apply(e, &dec, tail);
 		ret = 1;
 		break;
@@ -357,7 +454,8 @@ static void agree(struct cxs_engine *e, int suspect, const struct ctl_hdr *first
 {
 	struct agree st = {0};
 	st.view = malloc((size_t)e->nranks);
-	st.dec_tail = malloc((e->rl.bitmap_words + result_words(e)) * sizeof(uint64_t));
+	st.dec_tail = malloc((e->rl.bitmap_words + result_words(e) + block_words(e)) *
+			     sizeof(uint64_t));
 	if (!st.view || !st.dec_tail)
 		cxs_bug(NULL, "out of memory in agreement");
 	memcpy(st.view, e->alive, (size_t)e->nranks);

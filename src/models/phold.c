@@ -50,6 +50,7 @@ struct phold {
 	uint64_t *sent_self;
 	uint64_t *sent_remote;
 	uint64_t *failures_seen;
+	uint64_t *failure_notices;
 	uint64_t *dead;    /* bitmap over node ids; NULL until the first failure */
 	uint32_t ndead;
 };
@@ -166,8 +167,10 @@ static int phold_init(struct cxs_lp *lp, void *state)
 					   "events this LP created for another LP before the end time");
 	s->failures_seen = cxs_stats_counter(st, "phold", "failures_seen", "nodes",
 					     "dead nodes announced to this LP by failure notices");
+	s->failure_notices = cxs_stats_counter(st, "phold", "failure_notices", "notices",
+					       "failure callbacks this LP received (one per agreed decision)");
 	if (s->events_handled == NULL || s->sent_self == NULL || s->sent_remote == NULL ||
-	    s->failures_seen == NULL)
+	    s->failures_seen == NULL || s->failure_notices == NULL)
 		cxs_bug(lp, "phold: cannot register counters");
 
 	delay = draw_delay(lp);
@@ -224,6 +227,7 @@ static void phold_failure(struct cxs_lp *lp, void *state, const uint32_t *dead_n
 		s->ndead++;
 	}
 	*s->failures_seen += ndead;
+	(*s->failure_notices)++;
 }
 
 /* FNV-1a over the counters, little-endian, so the digest is the same on any host. */
