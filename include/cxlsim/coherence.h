@@ -110,6 +110,7 @@ struct cxs_home_entry {
 	uint32_t epoch;
 	uint32_t req_type, req_src; /* the transaction being served */
 	cxs_time req_arrived;
+	cxs_time data_ready;        /* busy INV: when the memory read for the grant is done */
 	cxs_time busy_since;
 	struct cxs_home_req *q;     /* waiting requests, FIFO */
 	uint32_t qhead, qn, qcap;

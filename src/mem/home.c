@@ -8,8 +8,9 @@
  * line and are served, in arrival order, as soon as the transaction ends.
  *
  * Timing: every message costs a directory lookup (dir_latency); a grant that
- * needs memory data waits for a DRAM read of the line; a write-back is a DRAM
- * write that does not delay anything. Outputs to each CN leave in processing
+ * needs memory data waits for a DRAM read of the line, started together with
+ * the invalidations when there are any; an upgrade by a CN that still holds
+ * S reads nothing; a write-back is a DRAM write that does not delay anything. Outputs to each CN leave in processing
  * order (out_clock per destination), which keeps a grant ahead of any later
  * recall of the line; outputs to other CNs are not held behind it (one clock
  * for all held ~13 % of messages ~10 ns behind unrelated DRAM reads).
@@ -201,12 +202,25 @@ static int serve(struct cxs_home *h, struct cxs_home_entry *e, uint64_t line, cx
 		return 0;
 	case CXS_D_S: {
 		uint64_t others = e->sharers & ~cbit;
+		/*
+		 * An upgrade by a CN that still holds S needs no memory read: the data
+		 * travels with DATA_M for the protocol's sake, but its timing is that
+		 * of an ownership grant. (A CN that dropped its S copy silently and is
+		 * asking again is still listed; it is charged no read either: rare.)
+		 */
+		bool needs_read = !(e->sharers & cbit);
 		if (!others) {
 			e->state = CXS_D_EM;
 			e->owner = c;
 			e->sharers = 0;
-			grant(h, e, t, CXS_MSG_DATA_M, c, line, arrived, true);
+			grant(h, e, t, CXS_MSG_DATA_M, c, line, arrived, needs_read);
 			return 0;
+		}
+		/* The read, if any, overlaps the invalidation round. */
+		e->data_ready = t;
+		if (needs_read) {
+			e->data_ready = h->env.dram(h->env.ctx, t, line, 0);
+			BUMP(h->c_dram_reads);
 		}
 		e->req_type = type;
 		e->req_src = c;
@@ -337,7 +351,8 @@ int cxs_home_handle(struct cxs_home *h, cxs_time now, const struct cxs_coh_msg *
 			e->state = CXS_D_EM;
 			e->owner = c;
 			e->sharers = 0;
-			grant(h, e, t, CXS_MSG_DATA_M, c, m->line, e->req_arrived, true);
+			grant(h, e, t > e->data_ready ? t : e->data_ready, CXS_MSG_DATA_M, c, m->line,
+			      e->req_arrived, false);
 			return drain(h, e, m->line, t, err, errlen);
 		}
 		return 0;

@@ -1169,6 +1169,40 @@ START_TEST(test_local_memory)
 }
 END_TEST
 
+/* ---- timing of grants at the home --------------------------------------------- */
+
+/*
+ * An upgrade by a CN that still holds S reads no memory; a GETM by a CN that
+ * holds nothing reads memory once, at the time the invalidations go out (the
+ * read overlaps the round), not after the last acknowledgement.
+ */
+START_TEST(test_grant_memory_reads)
+{
+	world_setup(1, 3);
+	uint64_t a = cxl(0);
+	share(0, 1, a);
+	unsigned reads = W.dram_reads;
+	store(0, 0, a, 7);
+	pump();
+	ck_assert_uint_eq(W.dram_reads, reads); /* upgrade by a sharer: no read */
+	ck_assert_str_eq(state(0, a), "M");
+	ck_assert_str_eq(state(1, a), "I");
+
+	uint64_t b = cxl(1);
+	share(0, 1, b);
+	reads = W.dram_reads;
+	uint64_t t = store(2, 0, b, 9);
+	deliver(EXPECT(CXS_MSG_GETM, 2, home_node(b), b));
+	ck_assert_uint_eq(W.dram_reads, reads + 1); /* started with the INVs, before any ack */
+	ck_assert_uint_eq(count_msgs(CXS_MSG_INV, home_node(b), ANY, line_of(b)), 2);
+	pump();
+	ck_assert_uint_eq(W.dram_reads, reads + 1); /* and only once */
+	ck_assert_str_eq(state(2, b), "M");
+	ck_assert_ptr_nonnull(result(t));
+	world_teardown();
+}
+END_TEST
+
 Suite *coherence_suite(void)
 {
 	Suite *s = suite_create("coherence");
@@ -1177,6 +1211,7 @@ Suite *coherence_suite(void)
 	tcase_add_test(mesi, test_e_to_m_silent_then_dirty_recall);
 	tcase_add_test(mesi, test_writeback_then_reload);
 	tcase_add_test(mesi, test_local_memory);
+	tcase_add_test(mesi, test_grant_memory_reads);
 	suite_add_tcase(s, mesi);
 
 	TCase *races = tcase_create("races");
