@@ -404,7 +404,7 @@ struct cxs_trace_writer *cxs_trace_writer_open_opts(const char *path, uint32_t c
 		cxs_set_err(err, errlen, "%s: cannot create %s: %s", path, w->partial, strerror(errno));
 		goto fail;
 	}
-	/* A placeholder: close rewrites it with the record count. */
+	/* Written as 0 here; close rewrites it with the record count. */
 	encode_header(hdr, core_id, w->block_records, 0);
 	if (write_bytes(w, hdr, sizeof hdr) < 0) {
 		copy_err(err, errlen, w->msg);

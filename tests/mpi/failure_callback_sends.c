@@ -76,19 +76,27 @@ static void on_failure(struct cxs_lp *lp, void *state, const uint32_t *dead, siz
 	}
 }
 
+/* Counts a failed expectation (the exit status reports it) and says which. */
+#define ASSERT_NODE(lp, cond, ...)                                                     \
+	do {                                                                           \
+		if (!(cond)) {                                                         \
+			fprintf(stderr, "node %u: ", cxs_lp_id(lp));                   \
+			fprintf(stderr, __VA_ARGS__);                                  \
+			fputc('\n', stderr);                                           \
+			failures++;                                                    \
+		}                                                                      \
+	} while (0)
+
 static void finalize(struct cxs_lp *lp, void *state)
 {
 	const struct node *n = state;
-	if (n->notices != 1 || n->notice_at != KILL_AT || n->messages != 1 ||
-	    n->message_at != KILL_AT + LOOKAHEAD) {
-		fprintf(stderr,
-			"node %u: %u notices (last at %llu ps), %u messages (last at %llu ps); "
-			"expected 1 at %llu and 1 at %llu\n",
-			cxs_lp_id(lp), n->notices, (unsigned long long)n->notice_at, n->messages,
-			(unsigned long long)n->message_at, (unsigned long long)KILL_AT,
-			(unsigned long long)(KILL_AT + LOOKAHEAD));
-		failures++;
-	}
+	ASSERT_NODE(lp, n->notices == 1 && n->notice_at == KILL_AT,
+		    "%u failure notices (last at %llu ps), expected 1 at %llu", n->notices,
+		    (unsigned long long)n->notice_at, (unsigned long long)KILL_AT);
+	ASSERT_NODE(lp, n->messages == 1 && n->message_at == KILL_AT + LOOKAHEAD,
+		    "%u messages from a failure callback (last at %llu ps), expected 1 at %llu",
+		    n->messages, (unsigned long long)n->message_at,
+		    (unsigned long long)(KILL_AT + LOOKAHEAD));
 }
 
 static const struct cxs_node_type node_type = {
