@@ -1,0 +1,223 @@
+/*
+ * kthread.h — thread programs: the code a simulated core runs.
+ *
+ * A built-in workload is ordinary C written against this API: it loads and
+ * stores simulated memory, computes, takes locks and meets at barriers. Each
+ * simulated core runs one thread program as a coroutine. The program does
+ * not run ahead of the machine: every value it loads comes from the simulated
+ * memory system (caches, MESI, MN DRAM contents), so a coherence bug changes
+ * the workload's results, and the results are checked.
+ *
+ * Dataflow, and so memory-level parallelism, is explicit: cxs_kt_ld() issues
+ * a load and returns a handle at once; the program blocks only when it needs
+ * the value (cxs_kt_get). Loads issued back to back without a get between
+ * them are independent and overlap in the core (up to its line fill buffer
+ * and load queue); a pointer chase gets each value before it issues the next
+ * load and has a memory-level parallelism of 1. cxs_kt_load() is ld + get.
+ *
+ *   handle h = cxs_kt_ld(kt, a, 8);    issue (no wait)
+ *   uint64_t v = cxs_kt_get(kt, h);    wait for the value
+ *   cxs_kt_store(kt, a, 8, v + 1);     into the store buffer (TSO), no wait
+ *   cxs_kt_compute(kt, 40);            40 non-memory instructions, CPI 1
+ *
+ * At most CXS_KT_MAX_INFLIGHT loads may be issued and not yet got; issuing one
+ * more first waits for the oldest (a program that issues loads and never gets
+ * them is therefore fine: it simply stalls when the window is full).
+ *
+ * Synchronisation is real memory traffic on shared lines, never a simulator
+ * shortcut: cxs_kt_lock is test-and-test-and-set with an atomic swap and
+ * exponential back-off; cxs_kt_barrier is a sense-reversing barrier built on
+ * an atomic fetch-and-add. Atomics and fences drain the store buffer (TSO).
+ *
+ * Values are 1, 2, 4 or 8 bytes, naturally aligned; doubles travel as their
+ * bit patterns (cxs_kt_ldd / cxs_kt_std).
+ *
+ * Backends. The same program runs on
+ *   - the simulator (src/core/core.c drives it, one coroutine per core), and
+ *   - the native backend (cxs_kt_run_native): a flat memory image, threads
+ *     interleaved round robin in one process, no timing. It is the reference
+ *     run: for a deterministic kernel, the final shared image it produces is
+ *     what the simulated machine must produce, word for word.
+ *
+ * Regions of interest. A program calls cxs_kt_roi_begin() after its set-up
+ * (private initialisation) and cxs_kt_roi_end() when the measured work is
+ * done; the core's counters cover the ROI only. After roi_end it may verify
+ * its results (cxs_kt_check_words against the reference image).
+ */
+#ifndef CXLSIM_KTHREAD_H
+#define CXLSIM_KTHREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define CXS_KT_MAX_INFLIGHT 128 /* loads issued and not yet got, per thread */
+
+struct cxs_kt;
+
+/* Layout and initial contents of a kernel's memory, built the same way on every rank. */
+struct cxs_kimage {
+	uint64_t size;          /* the kernel's size parameter */
+	uint64_t seed;
+	uint32_t nthreads;
+	uint8_t *shared;        /* initial contents of the shared (CXL) region */
+	uint64_t shared_bytes;  /* multiple of 64 */
+	uint64_t private_bytes; /* per thread, in the CN's local memory; starts zeroed */
+	void *info;             /* kernel-specific layout, freed with free() */
+};
+
+typedef void cxs_kt_main_fn(struct cxs_kt *kt);
+
+struct cxs_kernel {
+	const char *name;
+	const char *doc;        /* one line: what it does and what it is modelled after */
+	uint64_t default_size;  /* finishes a 16 CN x 4 core run in minutes */
+	bool deterministic;     /* the final shared image is independent of timing */
+	/*
+	 * Lays out the shared region for img->nthreads threads of size img->size
+	 * and fills img->shared (malloc'd; freed by cxs_kimage_free). Returns 0,
+	 * or -1 with a message (e.g. size out of range).
+	 */
+	int (*build)(struct cxs_kimage *img, char *err, size_t errlen);
+	cxs_kt_main_fn *run;
+};
+
+/* Built-in kernels, NULL-terminated (src/workload/kernels.c). */
+extern const struct cxs_kernel *const cxs_kernels[];
+const struct cxs_kernel *cxs_kernel_find(const char *name);
+void cxs_kimage_free(struct cxs_kimage *img);
+
+/* ---- the program side ---------------------------------------------------- */
+
+uint32_t cxs_kt_id(const struct cxs_kt *kt);      /* 0 .. nthreads-1 */
+uint32_t cxs_kt_count(const struct cxs_kt *kt);
+const struct cxs_kimage *cxs_kt_image(const struct cxs_kt *kt); /* layout only: never read
+								   img->shared in a program */
+uint64_t cxs_kt_shared(const struct cxs_kt *kt);  /* address of shared byte 0 */
+uint64_t cxs_kt_private(const struct cxs_kt *kt); /* address of this thread's private byte 0 */
+/* Deterministic per-thread random stream (splitmix64 of seed and thread). */
+uint64_t cxs_kt_rand(struct cxs_kt *kt);
+
+uint32_t cxs_kt_ld(struct cxs_kt *kt, uint64_t addr, uint8_t size);
+uint64_t cxs_kt_get(struct cxs_kt *kt, uint32_t h);
+uint64_t cxs_kt_load(struct cxs_kt *kt, uint64_t addr, uint8_t size);
+void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value);
+uint64_t cxs_kt_swap(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value);
+uint64_t cxs_kt_fetch_add(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t add);
+void cxs_kt_fence(struct cxs_kt *kt);
+void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions);
+
+/* A lock word (8 bytes, its own line is best): 0 free, 1 held. */
+void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr);
+void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr);
+/*
+ * A barrier of n threads at addr: 16 bytes (count word, then sense word),
+ * zero-initialised, reusable. Each thread keeps its own sense (in its
+ * context), so one barrier object serves any number of episodes.
+ */
+void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n);
+
+void cxs_kt_roi_begin(struct cxs_kt *kt);
+void cxs_kt_roi_end(struct cxs_kt *kt);
+
+/*
+ * The reference's final shared image (NULL during the reference run itself,
+ * and for kernels that are not deterministic).
+ */
+const uint8_t *cxs_kt_reference(const struct cxs_kt *kt);
+/*
+ * Loads the 8-byte words of the shared region [off, off + len) through the
+ * memory system and compares them with the reference; the first mismatch
+ * stops the run (cxs_kt_fail). Does nothing without a reference.
+ */
+void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len);
+/* Stops the run: the workload found a wrong result. Does not return. */
+void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+/* Adds to a per-thread result counter (stored in HDF5 as workload/<name>). */
+void cxs_kt_result(struct cxs_kt *kt, const char *name, uint64_t add);
+
+static inline uint64_t cxs_kt_ldd_bits(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, 8);
+	return u;
+}
+static inline double cxs_kt_bits_d(uint64_t u)
+{
+	double d;
+	memcpy(&d, &u, 8);
+	return d;
+}
+static inline double cxs_kt_loadd(struct cxs_kt *kt, uint64_t addr)
+{
+	return cxs_kt_bits_d(cxs_kt_load(kt, addr, 8));
+}
+static inline double cxs_kt_getd(struct cxs_kt *kt, uint32_t h)
+{
+	return cxs_kt_bits_d(cxs_kt_get(kt, h));
+}
+static inline void cxs_kt_stored(struct cxs_kt *kt, uint64_t addr, double d)
+{
+	cxs_kt_store(kt, addr, 8, cxs_kt_ldd_bits(d));
+}
+
+/* ---- the backend side ------------------------------------------------------ */
+
+/* What a program asks of its core. */
+enum cxs_kop_kind {
+	CXS_KOP_COMPUTE = 1, /* n non-memory instructions */
+	CXS_KOP_LOAD,        /* handle h; value arrives later (cxs_kt_loaded) */
+	CXS_KOP_STORE,
+	CXS_KOP_SWAP,        /* atomic: drains the store buffer; handle h gets the old value */
+	CXS_KOP_FETCH_ADD,   /* idem */
+	CXS_KOP_FENCE,       /* drains the store buffer */
+	CXS_KOP_WAIT,        /* the program needs handle h: stop fetching until it is loaded */
+	CXS_KOP_ROI_BEGIN,
+	CXS_KOP_ROI_END,
+	CXS_KOP_DONE,        /* the program returned */
+	CXS_KOP_FAIL,        /* the program found a wrong result: message in cxs_kt_error */
+};
+
+struct cxs_kop {
+	uint8_t kind;
+	uint8_t size;
+	uint16_t pad;
+	uint32_t n;       /* COMPUTE: instructions; LOAD/SWAP/FETCH_ADD/WAIT: handle */
+	uint64_t addr;
+	uint64_t value;   /* STORE, SWAP: the value; FETCH_ADD: the addend */
+};
+
+struct cxs_kt_params {
+	const struct cxs_kernel *kernel;
+	const struct cxs_kimage *img;
+	const uint8_t *reference; /* may be NULL */
+	uint32_t id;
+	uint64_t shared_base, private_base;
+	size_t stack_bytes;       /* 0: 256 KiB */
+};
+
+/* NULL with a message when out of memory. */
+struct cxs_kt *cxs_kt_new(const struct cxs_kt_params *p, char *err, size_t errlen);
+void cxs_kt_free(struct cxs_kt *kt);
+/*
+ * The next operation of the program, in program order. Runs the program until
+ * it issues one. After CXS_KOP_DONE or CXS_KOP_FAIL it keeps returning that.
+ */
+void cxs_kt_next(struct cxs_kt *kt, struct cxs_kop *op);
+/* The value of handle h (a load, swap or fetch-and-add) is available. */
+void cxs_kt_loaded(struct cxs_kt *kt, uint32_t h, uint64_t value);
+const char *cxs_kt_error(const struct cxs_kt *kt);
+/* Result counters: the i-th name and its value; NULL past the last. */
+const char *cxs_kt_result_at(const struct cxs_kt *kt, size_t i, uint64_t *value);
+
+/*
+ * The reference run: every thread of the kernel on a flat memory image, round
+ * robin, no timing. On success *final_image (malloc'd, img->shared_bytes) is
+ * the final shared memory. -1 with a message if a program failed.
+ */
+int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
+		      uint8_t **final_image, char *err, size_t errlen);
+
+#endif /* CXLSIM_KTHREAD_H */

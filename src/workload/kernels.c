@@ -1,0 +1,50 @@
+/*
+ * kernels.c — the registry of built-in thread programs (kthread.h).
+ *
+ * Three families:
+ *   - application kernels modelled after the DIKTAMO paper's workloads
+ *     (PARSEC, SPLASH-2, YCSB): k_*.c — real computations on shared data in
+ *     CXL memory and private data in local memory; they are not the original
+ *     programs, only built to stress memory the same way;
+ *   - microbenchmarks with a known memory behaviour (micro.c): pointer chase,
+ *     streaming loads, strided loads, memset — CAMP's calibration set;
+ *   - TSO litmus tests (litmus.c).
+ */
+#include "cxlsim/kthread.h"
+
+#include <string.h>
+
+extern const struct cxs_kernel cxs_kernel_ptrchase, cxs_kernel_stream, cxs_kernel_strided,
+	cxs_kernel_memset;
+extern const struct cxs_kernel cxs_kernel_litmus_mp, cxs_kernel_litmus_mp_fence,
+	cxs_kernel_litmus_sb, cxs_kernel_litmus_sb_fence, cxs_kernel_litmus_lb,
+	cxs_kernel_litmus_lb_fence, cxs_kernel_litmus_iriw, cxs_kernel_litmus_iriw_fence,
+	cxs_kernel_litmus_2p2w, cxs_kernel_litmus_2p2w_fence;
+/* APP_KERNELS_DECL */
+
+const struct cxs_kernel *const cxs_kernels[] = {
+	/* APP_KERNELS */
+	&cxs_kernel_ptrchase,
+	&cxs_kernel_stream,
+	&cxs_kernel_strided,
+	&cxs_kernel_memset,
+	&cxs_kernel_litmus_mp,
+	&cxs_kernel_litmus_mp_fence,
+	&cxs_kernel_litmus_sb,
+	&cxs_kernel_litmus_sb_fence,
+	&cxs_kernel_litmus_lb,
+	&cxs_kernel_litmus_lb_fence,
+	&cxs_kernel_litmus_iriw,
+	&cxs_kernel_litmus_iriw_fence,
+	&cxs_kernel_litmus_2p2w,
+	&cxs_kernel_litmus_2p2w_fence,
+	NULL,
+};
+
+const struct cxs_kernel *cxs_kernel_find(const char *name)
+{
+	for (size_t i = 0; cxs_kernels[i]; i++)
+		if (strcmp(cxs_kernels[i]->name, name) == 0)
+			return cxs_kernels[i];
+	return NULL;
+}

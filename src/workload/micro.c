@@ -1,0 +1,205 @@
+/*
+ * micro.c — microbenchmarks whose memory behaviour is known in advance, the
+ * calibration set of CAMP (papers/camp-summary-ko.md: pointer chase,
+ * sequential read, strided access, memset). Each thread works on its own
+ * slice of the shared (CXL) region; size is the slice in KiB (default 4 MiB,
+ * twice a core's share of the 8 MiB L3, so the data comes from memory).
+ *
+ *   ptrchase  one random cycle through the slice's lines; each load's value is
+ *             the next address, so exactly one demand read is ever outstanding
+ *             (memory-level parallelism 1) and every load stalls retirement
+ *   stream    every 8-byte word of the slice, in order, loads issued ahead of
+ *             their use: the first word of a line misses, the other seven hit
+ *             the line fill buffer; misses overlap up to the LFB size
+ *   strided   one word every 4 lines: independent misses, no LFB hits
+ *   memset    stores to every word: the store buffer fills, cycles are bound
+ *             on stores
+ *
+ * Each one checks its result after its ROI: the chase must come back to its
+ * start after visiting every line, the sums must equal the image's, and memset
+ * is deterministic (the reference run's image is compared word for word).
+ */
+#include "cxlsim/kthread.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define LINE 64u
+#define KIB 1024u
+
+static uint64_t slice_bytes(const struct cxs_kimage *img)
+{
+	return img->size * KIB;
+}
+
+static int build_common(struct cxs_kimage *img, char *err, size_t errlen)
+{
+	if (img->size < 1 || img->size > (UINT64_C(1) << 20)) {
+		snprintf(err, errlen, "size must be 1..1048576 KiB per thread (got %" PRIu64 ")",
+			 img->size);
+		return -1;
+	}
+	img->shared_bytes = slice_bytes(img) * img->nthreads;
+	img->private_bytes = LINE;
+	img->shared = calloc(1, img->shared_bytes);
+	if (!img->shared) {
+		snprintf(err, errlen, "out of memory for %" PRIu64 " bytes", img->shared_bytes);
+		return -1;
+	}
+	return 0;
+}
+
+/* A random cycle through each slice's lines (Sattolo): word 0 of a line holds
+ * the offset of the next. */
+static int build_chase(struct cxs_kimage *img, char *err, size_t errlen)
+{
+	if (build_common(img, err, errlen) != 0)
+		return -1;
+	uint64_t lines = slice_bytes(img) / LINE;
+	uint64_t *perm = malloc(lines * sizeof *perm);
+	if (!perm) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	uint64_t s = img->seed;
+	for (uint32_t t = 0; t < img->nthreads; t++) {
+		for (uint64_t i = 0; i < lines; i++)
+			perm[i] = i;
+		for (uint64_t i = lines - 1; i > 0; i--) {
+			s = s * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+			uint64_t j = (s >> 11) % i; /* j < i: one single cycle */
+			uint64_t x = perm[i];
+			perm[i] = perm[j];
+			perm[j] = x;
+		}
+		uint64_t base = t * slice_bytes(img);
+		for (uint64_t i = 0; i < lines; i++) {
+			uint64_t next = base + perm[i] * LINE;
+			memcpy(img->shared + base + i * LINE, &next, 8);
+		}
+	}
+	free(perm);
+	return 0;
+}
+
+static int build_values(struct cxs_kimage *img, char *err, size_t errlen)
+{
+	if (build_common(img, err, errlen) != 0)
+		return -1;
+	for (uint64_t o = 0; o < img->shared_bytes; o += 8) {
+		uint64_t v = (o >> 3) * UINT64_C(0x9e3779b97f4a7c15) >> 40;
+		memcpy(img->shared + o, &v, 8);
+	}
+	return 0;
+}
+
+static void run_chase(struct cxs_kt *kt)
+{
+	const struct cxs_kimage *img = cxs_kt_image(kt);
+	uint64_t base = cxs_kt_id(kt) * slice_bytes(img);
+	uint64_t lines = slice_bytes(img) / LINE, off = base;
+	cxs_kt_roi_begin(kt);
+	for (uint64_t i = 0; i < lines; i++) {
+		off = cxs_kt_load(kt, cxs_kt_shared(kt) + off, 8);
+		cxs_kt_compute(kt, 4);
+	}
+	cxs_kt_roi_end(kt);
+	if (off != base)
+		cxs_kt_fail(kt, "ptrchase: thread %u ended at offset %#" PRIx64 ", not at %#" PRIx64,
+			    cxs_kt_id(kt), off, base);
+	cxs_kt_result(kt, "steps", lines);
+}
+
+/* Loads every `step` bytes of the slice, issued in batches of `batch` before use. */
+static void run_loads(struct cxs_kt *kt, uint64_t step)
+{
+	enum { BATCH = 64 };
+	const struct cxs_kimage *img = cxs_kt_image(kt);
+	uint64_t base = cxs_kt_id(kt) * slice_bytes(img), end = base + slice_bytes(img);
+	uint64_t sum = 0, n = 0;
+	cxs_kt_roi_begin(kt);
+	for (uint64_t o = base; o < end;) {
+		uint32_t h[BATCH], k = 0;
+		for (; k < BATCH && o < end; k++, o += step) {
+			h[k] = cxs_kt_ld(kt, cxs_kt_shared(kt) + o, 8);
+			cxs_kt_compute(kt, 1);
+		}
+		for (uint32_t i = 0; i < k; i++)
+			sum += cxs_kt_get(kt, h[i]);
+		n += k;
+	}
+	cxs_kt_roi_end(kt);
+	uint64_t want = 0;
+	for (uint64_t o = base; o < end; o += step) {
+		uint64_t v;
+		memcpy(&v, img->shared + o, 8); /* after the ROI: the expected sum */
+		want += v;
+	}
+	if (sum != want)
+		cxs_kt_fail(kt, "thread %u: sum of %" PRIu64 " loads is %#" PRIx64 ", expected %#" PRIx64,
+			    cxs_kt_id(kt), n, sum, want);
+	cxs_kt_result(kt, "loads", n);
+}
+
+static void run_stream(struct cxs_kt *kt)
+{
+	run_loads(kt, 8);
+}
+
+static void run_strided(struct cxs_kt *kt)
+{
+	run_loads(kt, 4 * LINE);
+}
+
+static void run_memset(struct cxs_kt *kt)
+{
+	const struct cxs_kimage *img = cxs_kt_image(kt);
+	uint64_t base = cxs_kt_id(kt) * slice_bytes(img), end = base + slice_bytes(img);
+	uint64_t v = UINT64_C(0x0101010101010101) * (cxs_kt_id(kt) + 1);
+	cxs_kt_roi_begin(kt);
+	for (uint64_t o = base; o < end; o += 8) {
+		cxs_kt_store(kt, cxs_kt_shared(kt) + o, 8, v);
+		cxs_kt_compute(kt, 1);
+	}
+	cxs_kt_fence(kt);
+	cxs_kt_roi_end(kt);
+	cxs_kt_check_words(kt, base, end - base);
+	cxs_kt_result(kt, "stores", (end - base) / 8);
+}
+
+const struct cxs_kernel cxs_kernel_ptrchase = {
+	.name = "ptrchase",
+	.doc = "pointer chase through a random cycle of lines (MLP 1)",
+	.default_size = 4096,
+	.deterministic = true,
+	.build = build_chase,
+	.run = run_chase,
+};
+
+const struct cxs_kernel cxs_kernel_stream = {
+	.name = "stream",
+	.doc = "independent sequential 8-byte loads (MLP up to the LFB size, LFB hits)",
+	.default_size = 4096,
+	.deterministic = true,
+	.build = build_values,
+	.run = run_stream,
+};
+
+const struct cxs_kernel cxs_kernel_strided = {
+	.name = "strided",
+	.doc = "independent loads one every 4 lines (no LFB hits)",
+	.default_size = 4096,
+	.deterministic = true,
+	.build = build_values,
+	.run = run_strided,
+};
+
+const struct cxs_kernel cxs_kernel_memset = {
+	.name = "memset",
+	.doc = "8-byte stores to every word (bound on stores)",
+	.default_size = 4096,
+	.deterministic = true,
+	.build = build_common,
+	.run = run_memset,
+};
