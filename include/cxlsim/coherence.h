@@ -10,9 +10,11 @@
  * Protocol (MESI, blocking home, DIKTAMO §II-A / Sorin–Hill–Wood ch. 8):
  *
  *   CN -> home   GETS, GETM (also upgrades from S), PUTM (+data), PUTE,
- *                INV_ACK, RECALL_DATA (+data, dirty flag)
+ *                INV_ACK, RECALL_DATA (+data, dirty flag),
+ *                WT (+data: a write-through of a line the CN holds in M)
  *   home -> CN   DATA_S, DATA_E, DATA_M (+data), INV, RECALL_S (downgrade
- *                the owner to S), RECALL_I (invalidate the owner), PUT_ACK
+ *                the owner to S), RECALL_I (invalidate the owner), PUT_ACK,
+ *                WT_ACK (the WT is in DRAM: sent when the DRAM write is done)
  *
  * The home serves one transaction per line at a time and queues the others
  * (FIFO per line); its outputs to each CN leave in processing order, so a
@@ -79,6 +81,8 @@ struct cxs_home_env {
 	void (*send)(void *ctx, cxs_time when, const struct cxs_coh_msg *m);
 	/* A DRAM access of the line at `now`; returns when it is done. */
 	cxs_time (*dram)(void *ctx, cxs_time now, uint64_t line, int is_write);
+	/* Optional: initial contents of a line never written (else zeros). */
+	void (*init_line)(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES]);
 };
 
 struct cxs_home {
@@ -147,7 +151,18 @@ enum cxs_mem_op {
 	CXS_OP_STORE,        /* writes `value` (size bytes) */
 	CXS_OP_STORE_STAMP,  /* writes the line's write-order stamp (8 bytes) and returns it */
 	CXS_OP_FETCH_ADD,    /* atomic: returns the old value, writes old + value */
+	CXS_OP_SWAP,         /* atomic: returns the old value, writes value */
+	CXS_OP_PREFETCH_S,   /* brings the line to the core's L1 readable; no value */
+	CXS_OP_PREFETCH_M,   /* brings the line to the core's L1 writable (a store's
+				exclusive prefetch); writes nothing */
+	CXS_OP_COUNT
 };
+
+/* Request flags. */
+#define CXS_REQ_WT 1u /* write-through: a remote write completes on the MN's WT_ACK */
+
+/* Where a request would be served (cxs_cn_where). */
+enum cxs_level { CXS_LVL_L1 = 1, CXS_LVL_L2, CXS_LVL_L3, CXS_LVL_LOCAL, CXS_LVL_CXL };
 
 struct cxs_mem_req {
 	uint64_t addr;
@@ -157,6 +172,7 @@ struct cxs_mem_req {
 	uint32_t core;       /* index within the CN */
 	uint8_t op;          /* enum cxs_mem_op */
 	uint8_t size;        /* 1, 2, 4 or 8, naturally aligned */
+	uint8_t flags;       /* CXS_REQ_* */
 };
 
 /*
@@ -184,6 +200,12 @@ struct cxs_cn_env {
 	 */
 	void (*perform)(void *ctx, cxs_time t, const struct cxs_mem_req *r, uint64_t value,
 			int is_write);
+	/*
+	 * Optional: core `core` lost its private copy of a line (another core's
+	 * write, an invalidation or recall from the home, an eviction). A core
+	 * that performed loads out of order replays those to the line (TSO).
+	 */
+	void (*invalidated)(void *ctx, cxs_time t, uint32_t core, uint64_t line);
 };
 
 struct cxs_cn_params {
@@ -210,6 +232,9 @@ int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, 
 /* The oldest request outstanding for longer than timeout (node, line, states); 0 if none. */
 int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *buf,
 		 size_t len);
+/* Where core's access to addr would be served now (enum cxs_level); a line with a
+ * miss in flight counts as its memory. */
+int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr);
 /* Requests waiting for the protocol (MSHRs and write-backs in flight). */
 size_t cxs_cn_pending(const struct cxs_cn *cn);
 /* The CN's protocol state of a line, for tests: "I", "S", "E", "M", "L" + transient. */

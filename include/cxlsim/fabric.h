@@ -61,6 +61,8 @@ enum cxs_msg_type {
 	/* CXL.mem, MN -> CN */
 	CXS_MSG_DATA_S, CXS_MSG_DATA_E, CXS_MSG_DATA_M, CXS_MSG_INV, CXS_MSG_RECALL_S,
 	CXS_MSG_RECALL_I, CXS_MSG_PUT_ACK,
+	/* CXL.mem write-through (the WT protocol, DIKTAMO §VI): CN -> MN, MN -> CN */
+	CXS_MSG_WT, CXS_MSG_WT_ACK,
 	/* CXL.io */
 	CXS_MSG_MBOX, CXS_MSG_MMIO, CXS_MSG_MSI,
 	/* DMA */

@@ -11,8 +11,9 @@
  *
  *   type                                     bytes   why
  *   GETS GETM PUTE INV INV_ACK RECALL_S/I      16    one header slot, no data
- *   RECALL_ACK PUT_ACK
+ *   RECALL_ACK PUT_ACK WT_ACK
  *   DATA_S DATA_E DATA_M PUTM RECALL_DATA      80    header + 64-byte line
+ *   WT (write-through: a CXL MemWr of the line)
  *   MBOX MMIO MSI (CXL.io)                     24    16-byte TLP header (4 DW)
  *                                                    + one 8-byte data word
  *   DMA_WRITE                                  80    header + 64-byte line: a
@@ -95,6 +96,8 @@ static const struct cxs_msg_info msg_table[] = {
 	[CXS_MSG_RECALL_S]    = MSG("recall_s", MEM, HDR_BYTES),
 	[CXS_MSG_RECALL_I]    = MSG("recall_i", MEM, HDR_BYTES),
 	[CXS_MSG_PUT_ACK]     = MSG("put_ack", MEM, HDR_BYTES),
+	[CXS_MSG_WT]          = MSG("wt", MEM, DATA_MSG_BYTES),
+	[CXS_MSG_WT_ACK]      = MSG("wt_ack", MEM, HDR_BYTES),
 
 	[CXS_MSG_MBOX] = MSG("mbox", IO, IO_MSG_BYTES),
 	[CXS_MSG_MMIO] = MSG("mmio", IO, IO_MSG_BYTES),

@@ -67,6 +67,13 @@ struct wbuf {
 	struct waitq w;
 };
 
+/* A write-through waiting for its WT_ACK (at most one per core under TSO). */
+struct wt_pending {
+	uint32_t id;
+	uint64_t ret;
+	struct cxs_mem_req r;
+};
+
 struct line_info {
 	uint32_t epoch;   /* grant epoch of the current E/M grant */
 	uint32_t writes;  /* writes under it */
@@ -86,6 +93,9 @@ struct cxs_cn {
 	uint64_t *c_hits[3], *c_misses[3];
 	uint64_t *c_loads, *c_stores, *c_rmws, *c_remote, *c_local_fills, *c_upgrades;
 	uint64_t *c_putm, *c_pute, *c_invs, *c_recalls, *c_replays;
+	uint64_t *c_prefetches, *c_wts;
+	struct wt_pending *wt;     /* write-throughs in flight */
+	uint32_t nwt, cap_wt, next_wt_id;
 	struct cxs_hist *h_load, *h_store;
 	bool filling; /* serving requests whose miss was already counted */
 	/*
@@ -191,7 +201,7 @@ static void deactivate(struct cxs_cn *cn, uint64_t line, uint8_t wb)
 /* ---- private caches ------------------------------------------------------ */
 
 /* Drops core c's copies of a line (L1 and L2). */
-static void drop_private(struct cxs_cn *cn, uint32_t c, uint64_t line)
+static void drop_private(struct cxs_cn *cn, cxs_time t, uint32_t c, uint64_t line)
 {
 	struct cxs_cache_line *x = cxs_cache_find(&cn->l1[c], line);
 	if (x)
@@ -199,20 +209,22 @@ static void drop_private(struct cxs_cn *cn, uint32_t c, uint64_t line)
 	x = cxs_cache_find(&cn->l2[c], line);
 	if (x)
 		cxs_cache_invalidate(&cn->l2[c], x);
+	if (cn->env.invalidated)
+		cn->env.invalidated(cn->env.ctx, t, c, line);
 }
 
 /* Drops every core's copies except `keep` (or all with keep = ncores). */
-static void drop_others(struct cxs_cn *cn, struct cxs_cache_line *l3l, uint32_t keep)
+static void drop_others(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l, uint32_t keep)
 {
 	for (uint32_t c = 0; c < cn->p.ncores; c++)
 		if (c != keep && (l3l->aux >> c & 1)) {
-			drop_private(cn, c, l3l->tag);
+			drop_private(cn, t, c, l3l->tag);
 			l3l->aux &= ~(UINT32_C(1) << c);
 		}
 }
 
 /* Installs the line in core c's L2 and L1 (L2 is inclusive of L1). */
-static void fill_private(struct cxs_cn *cn, uint32_t c, struct cxs_cache_line *l3l)
+static void fill_private(struct cxs_cn *cn, cxs_time t, uint32_t c, struct cxs_cache_line *l3l)
 {
 	uint64_t line = l3l->tag;
 	struct cxs_cache_line *x = cxs_cache_find(&cn->l2[c], line);
@@ -226,6 +238,8 @@ static void fill_private(struct cxs_cn *cn, uint32_t c, struct cxs_cache_line *l
 			struct cxs_cache_line *o = cxs_cache_find(&cn->l3, v->tag);
 			if (o)
 				o->aux &= ~(UINT32_C(1) << c);
+			if (cn->env.invalidated)
+				cn->env.invalidated(cn->env.ctx, t, c, v->tag);
 			cxs_cache_invalidate(&cn->l2[c], v);
 		}
 		cxs_cache_install(&cn->l2[c], v, line, l3l->data);
@@ -270,7 +284,7 @@ static cxs_time hit_latency(struct cxs_cn *cn, uint32_t c, uint64_t line)
 /* Evicts an L3 way: private copies, then write-back buffer or local memory. */
 static int evict(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *v)
 {
-	drop_others(cn, v, cn->p.ncores);
+	drop_others(cn, t, v, cn->p.ncores);
 	uint64_t line = v->tag;
 	if (v->state == CN_M || v->state == CN_E) {
 		struct wbuf *w = cxs_line_map_get(&cn->wb, line, NULL);
@@ -305,7 +319,7 @@ static int evict(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *v)
  * used first, exactly as an INV would — the upgrade becomes IM_D and its
  * DATA_M brings the data. Returns the freed way.
  */
-static struct cxs_cache_line *unpin_one(struct cxs_cn *cn, uint64_t line)
+static struct cxs_cache_line *unpin_one(struct cxs_cn *cn, cxs_time t, uint64_t line)
 {
 	struct cxs_cache_line *set = &cn->l3.lines[cxs_cache_set(&cn->l3, line) * cn->l3.geom.ways];
 	struct cxs_cache_line *v = NULL;
@@ -317,7 +331,7 @@ static struct cxs_cache_line *unpin_one(struct cxs_cn *cn, uint64_t line)
 	struct mshr *m = cxs_line_map_find(&cn->mshr, v->tag);
 	if (m && m->kind == MS_SM_D)
 		m->kind = MS_IM_D;
-	drop_others(cn, v, cn->p.ncores);
+	drop_others(cn, t, v, cn->p.ncores);
 	v->pinned = 0;
 	cxs_cache_invalidate(&cn->l3, v);
 	return v;
@@ -328,7 +342,7 @@ static struct cxs_cache_line *l3_alloc(struct cxs_cn *cn, cxs_time t, uint64_t l
 {
 	struct cxs_cache_line *v = cxs_cache_victim(&cn->l3, line);
 	if (!v)
-		v = unpin_one(cn, line);
+		v = unpin_one(cn, t, line);
 	if (!v || (v->valid && evict(cn, t, v) != 0))
 		return NULL;
 	cxs_cache_install(&cn->l3, v, line, data);
@@ -343,7 +357,7 @@ static void finish(struct cxs_cn *cn, cxs_time when, const struct cxs_mem_req *r
 	if (r->op == CXS_OP_LOAD) {
 		if (cn->h_load)
 			cxs_hist_add(cn->h_load, when - r->issued);
-	} else if (cn->h_store) {
+	} else if (r->op != CXS_OP_PREFETCH_S && r->op != CXS_OP_PREFETCH_M && cn->h_store) {
 		cxs_hist_add(cn->h_store, when - r->issued);
 	}
 	cn->env.complete(cn->env.ctx, when, r, v);
@@ -355,14 +369,39 @@ static void do_load(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 	uint32_t off = (uint32_t)(r->addr & (CXS_LINE_BYTES - 1));
 	cxs_time when = t + hit_latency(cn, r->core, l3l->tag);
 	cxs_cache_touch(&cn->l3, l3l);
-	fill_private(cn, r->core, l3l);
+	fill_private(cn, t, r->core, l3l);
 	const struct line_info *li = cxs_line_map_find(&cn->info, l3l->tag);
 	if (li && li->ready > when)
 		when = li->ready;
 	uint64_t v = get_bytes(l3l->data, off, r->size);
-	if (cn->env.perform)
+	if (cn->env.perform && r->op == CXS_OP_LOAD)
 		cn->env.perform(cn->env.ctx, t, r, v, 0);
 	finish(cn, when, r, v);
+}
+
+/*
+ * WT protocol: the write is in the CN's copy (still M: other CNs are kept
+ * coherent as under WB); it also goes to the home, and the request completes
+ * only when the home's WT_ACK says it is in the MN's DRAM.
+ */
+static void write_through(struct cxs_cn *cn, cxs_time when, struct cxs_cache_line *l3l,
+			  const struct cxs_mem_req *r, uint64_t ret)
+{
+	if (cn->nwt == cn->cap_wt) {
+		uint32_t cap = cn->cap_wt ? 2 * cn->cap_wt : 8;
+		struct wt_pending *a = realloc(cn->wt, cap * sizeof *a);
+		if (!a)
+			abort(); /* out of memory: nothing sensible to continue with */
+		cn->wt = a;
+		cn->cap_wt = cap;
+	}
+	uint32_t id = cn->next_wt_id++;
+	cn->wt[cn->nwt++] = (struct wt_pending){.id = id, .ret = ret, .r = *r};
+	struct cxs_coh_msg m = {.line = l3l->tag, .type = CXS_MSG_WT, .src = cn->node,
+				.dst = home_of(cn, l3l->tag), .epoch = id};
+	memcpy(m.data, l3l->data, CXS_LINE_BYTES);
+	cn->env.send(cn->env.ctx, when, &m);
+	BUMP(cn->c_wts);
 }
 
 /* Precondition: the L3 line is writable (E, M or L). */
@@ -378,7 +417,7 @@ static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 	if (l3l->state == CN_E)
 		l3l->state = CN_M; /* silent E -> M */
 	l3l->dirty = 1;
-	drop_others(cn, l3l, c);
+	drop_others(cn, t, l3l, c);
 	struct line_info *li = info(cn, l3l->tag);
 	uint64_t old = get_bytes(l3l->data, off, r->size), ret = 0;
 	switch (r->op) {
@@ -391,6 +430,11 @@ static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 		put_bytes(l3l->data, off, 8, ret);
 		BUMP(cn->c_stores);
 		break;
+	case CXS_OP_SWAP:
+		put_bytes(l3l->data, off, r->size, r->value);
+		ret = old;
+		BUMP(cn->c_rmws);
+		break;
 	default: /* CXS_OP_FETCH_ADD */
 		put_bytes(l3l->data, off, r->size, old + r->value);
 		ret = old;
@@ -398,13 +442,31 @@ static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 		break;
 	}
 	cxs_cache_touch(&cn->l3, l3l);
-	fill_private(cn, c, l3l); /* the core's copies get the new bytes */
+	fill_private(cn, t, c, l3l); /* the core's copies get the new bytes */
 	if (cn->env.perform)
 		cn->env.perform(cn->env.ctx, t, r,
 				get_bytes(l3l->data, off, r->op == CXS_OP_STORE_STAMP ? 8 : r->size), 1);
 	if (li->ready > when)
 		when = li->ready;
+	if ((r->flags & CXS_REQ_WT) && l3l->state != CN_L) {
+		write_through(cn, when, l3l, r, ret);
+		return;
+	}
 	finish(cn, when, r, ret);
+}
+
+/* A store's exclusive prefetch found the line writable: bring it to the core. */
+static void do_prefetch_m(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
+			  const struct cxs_mem_req *r)
+{
+	cxs_time when = t + hit_latency(cn, r->core, l3l->tag);
+	drop_others(cn, t, l3l, r->core);
+	cxs_cache_touch(&cn->l3, l3l);
+	fill_private(cn, t, r->core, l3l);
+	const struct line_info *li = cxs_line_map_find(&cn->info, l3l->tag);
+	if (li && li->ready > when)
+		when = li->ready;
+	finish(cn, when, r, 0);
 }
 
 static int start_miss(struct cxs_cn *cn, cxs_time t, uint64_t line, const struct cxs_mem_req *r,
@@ -434,7 +496,7 @@ static int serve(struct cxs_cn *cn, cxs_time t, const struct cxs_mem_req *r, cha
 		 size_t errlen)
 {
 	uint64_t line = r->addr >> CXS_LINE_SHIFT;
-	bool write = r->op != CXS_OP_LOAD;
+	bool write = r->op != CXS_OP_LOAD && r->op != CXS_OP_PREFETCH_S;
 
 	struct wbuf *w = cxs_line_map_find(&cn->wb, line);
 	if (w && w->state != WB_NONE)
@@ -450,7 +512,10 @@ static int serve(struct cxs_cn *cn, cxs_time t, const struct cxs_mem_req *r, cha
 			return 0;
 		}
 		if (l3l->state != CN_S) {
-			do_write(cn, t, l3l, r);
+			if (r->op == CXS_OP_PREFETCH_M)
+				do_prefetch_m(cn, t, l3l, r);
+			else
+				do_write(cn, t, l3l, r);
 			return 0;
 		}
 		l3l->pinned = 1; /* keep the S copy while upgrading */
@@ -475,7 +540,9 @@ static int serve(struct cxs_cn *cn, cxs_time t, const struct cxs_mem_req *r, cha
 			cn->env.local_dram(cn->env.ctx, t + cyc(cn, cn->p.l3.latency_cycles), line, 0);
 		bool was = cn->filling;
 		cn->filling = true;
-		if (write)
+		if (r->op == CXS_OP_PREFETCH_M)
+			do_prefetch_m(cn, t, n, r);
+		else if (write)
 			do_write(cn, t, n, r);
 		else
 			do_load(cn, t, n, r);
@@ -491,7 +558,7 @@ int cxs_cn_request(struct cxs_cn *cn, cxs_time now, const struct cxs_mem_req *r,
 	struct cxs_addr_target tg = cxs_addr_map_lookup(cn->p.map, r->addr);
 	bool size_ok = r->size == 1 || r->size == 2 || r->size == 4 || r->size == 8;
 	if (tg.kind == CXS_ADDR_INVALID || !size_ok || (r->addr & (r->size - 1)) ||
-	    r->core >= cn->p.ncores || r->op > CXS_OP_FETCH_ADD ||
+	    r->core >= cn->p.ncores || r->op >= CXS_OP_COUNT ||
 	    (r->op == CXS_OP_STORE_STAMP && r->size != 8)) {
 		snprintf(err, errlen,
 			 "node %u core %u: invalid memory request (op %u, address %#" PRIx64
@@ -501,6 +568,8 @@ int cxs_cn_request(struct cxs_cn *cn, cxs_time now, const struct cxs_mem_req *r,
 	}
 	if (r->op == CXS_OP_LOAD)
 		BUMP(cn->c_loads); /* here, not in serve(): waiting requests are served again */
+	else if (r->op == CXS_OP_PREFETCH_S || r->op == CXS_OP_PREFETCH_M)
+		BUMP(cn->c_prefetches);
 	if (serve(cn, now, r, err, errlen) != 0) {
 		if (!err[0])
 			snprintf(err, errlen, "node %u: out of memory", cn->node);
@@ -605,7 +674,7 @@ int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, 
 	case CXS_MSG_INV:
 		BUMP(cn->c_invs);
 		if (l3l && l3l->state == CN_S) {
-			drop_others(cn, l3l, cn->p.ncores);
+			drop_others(cn, t, l3l, cn->p.ncores);
 			l3l->pinned = 0;
 			cxs_cache_invalidate(&cn->l3, l3l);
 			if (pending && ms->kind == MS_SM_D)
@@ -628,7 +697,7 @@ int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, 
 		if (m->type == CXS_MSG_RECALL_S) {
 			l3l->state = CN_S;
 		} else {
-			drop_others(cn, l3l, cn->p.ncores);
+			drop_others(cn, t, l3l, cn->p.ncores);
 			cxs_cache_invalidate(&cn->l3, l3l);
 		}
 		return 0;
@@ -636,6 +705,15 @@ int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, 
 		if (!in_wb)
 			return violation(cn, m, err, errlen);
 		return replay(cn, t, w, err, errlen);
+	case CXS_MSG_WT_ACK:
+		for (uint32_t i = 0; i < cn->nwt; i++)
+			if (cn->wt[i].id == m->epoch && cn->wt[i].r.addr >> CXS_LINE_SHIFT == line) {
+				struct wt_pending p = cn->wt[i];
+				cn->wt[i] = cn->wt[--cn->nwt];
+				finish(cn, t, &p.r, p.ret);
+				return 0;
+			}
+		return violation(cn, m, err, errlen);
 	default:
 		return violation(cn, m, err, errlen);
 	}
@@ -709,6 +787,11 @@ struct cxs_cn *cxs_cn_new(uint32_t node, const struct cxs_cn_params *p,
 						  "recalls received");
 		cn->c_replays = cxs_stats_counter(st, "cn", "wb_replays", "requests",
 						  "requests that waited for a write-back to finish");
+		cn->c_prefetches = cxs_stats_counter(st, "cn", "prefetches", "requests",
+						     "prefetch requests (L1/L2 prefetchers and the "
+						     "exclusive prefetches of stores)");
+		cn->c_wts = cxs_stats_counter(st, "cn", "write_throughs", "requests",
+					      "remote writes sent through to their MN (WT protocol)");
 		cn->h_load = cxs_stats_hist(st, "cn", "load_latency_ps", "ps",
 					    "issue to completion of loads", 40);
 		cn->h_store = cxs_stats_hist(st, "cn", "store_latency_ps", "ps",
@@ -742,6 +825,7 @@ void cxs_cn_free(struct cxs_cn *cn)
 	cxs_line_map_free(&cn->info);
 	cxs_line_map_free(&cn->local);
 	free(cn->active);
+	free(cn->wt);
 	free(cn);
 }
 
@@ -765,6 +849,22 @@ int cxs_cn_peek(const struct cxs_cn *cn, uint64_t addr, uint8_t size, uint64_t *
 		return 0;
 	*value = get_bytes(l->data, (uint32_t)(addr & (CXS_LINE_BYTES - 1)), size);
 	return 1;
+}
+
+int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr)
+{
+	uint64_t line = addr >> CXS_LINE_SHIFT;
+	const struct mshr *m = cxs_line_map_find(&cn->mshr, line);
+	const struct wbuf *w = cxs_line_map_find(&cn->wb, line);
+	bool busy = (m && m->kind != MS_NONE) || (w && w->state != WB_NONE);
+	if (!busy && cxs_cache_find(&cn->l1[core], line))
+		return CXS_LVL_L1;
+	if (!busy && cxs_cache_find(&cn->l2[core], line))
+		return CXS_LVL_L2;
+	if (!busy && cxs_cache_find(&cn->l3, line))
+		return CXS_LVL_L3;
+	return cxs_addr_map_lookup(cn->p.map, addr).kind == CXS_ADDR_LOCAL ? CXS_LVL_LOCAL
+									 : CXS_LVL_CXL;
 }
 
 size_t cxs_cn_pending(const struct cxs_cn *cn)

@@ -32,7 +32,7 @@ static const char *busy_name[] = {"idle", "waiting for invalidation acks", "wait
 bool cxs_coh_has_data(uint32_t type)
 {
 	return type == CXS_MSG_DATA_S || type == CXS_MSG_DATA_E || type == CXS_MSG_DATA_M ||
-	       type == CXS_MSG_PUTM || type == CXS_MSG_RECALL_DATA;
+	       type == CXS_MSG_PUTM || type == CXS_MSG_RECALL_DATA || type == CXS_MSG_WT;
 }
 
 int cxs_home_init(struct cxs_home *h, uint32_t node, uint32_t ncns, cxs_time dir_latency,
@@ -106,6 +106,8 @@ void cxs_home_read(const struct cxs_home *h, uint64_t line, uint8_t out[CXS_LINE
 	const uint8_t *d = cxs_line_map_find(&h->mem, line);
 	if (d)
 		memcpy(out, d, CXS_LINE_BYTES);
+	else if (h->env.init_line)
+		h->env.init_line(h->env.ctx, line, out);
 	else
 		memset(out, 0, CXS_LINE_BYTES);
 }
@@ -356,6 +358,26 @@ int cxs_home_handle(struct cxs_home *h, cxs_time now, const struct cxs_coh_msg *
 			return drain(h, e, m->line, t, err, errlen);
 		}
 		return 0;
+	case CXS_MSG_WT: {
+		/*
+		 * A write-through from the owner of the line: memory takes its
+		 * bytes (the CN's copy is the latest), and the ack leaves when the
+		 * DRAM write is done — from then on the store survives the CN.
+		 * Not a transaction: the directory state does not change.
+		 */
+		if (e->state != CXS_D_EM || e->owner != m->src)
+			break;
+		uint8_t *d = cxs_line_map_get(&h->mem, m->line, NULL);
+		if (!d) {
+			snprintf(err, errlen, "home %u: out of memory", h->node);
+			return -1;
+		}
+		memcpy(d, m->data, CXS_LINE_BYTES);
+		BUMP(h->c_dram_writes);
+		emit(h, h->env.dram(h->env.ctx, t, m->line, 1), CXS_MSG_WT_ACK, m->src, m->line,
+		     m->epoch);
+		return 0;
+	}
 	case CXS_MSG_RECALL_DATA:
 		if (e->busy != CXS_HB_RECALL || e->owner != m->src)
 			break;

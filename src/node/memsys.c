@@ -33,6 +33,8 @@
 #include "cxlsim/coherence.h"
 #include "cxlsim/dram.h"
 #include "cxlsim/fabric.h"
+#include "cxlsim/core.h"
+#include "cxlsim/kthread.h"
 #include "cxlsim/tester.h"
 
 enum {
@@ -42,6 +44,8 @@ enum {
 	EV_CORE_DONE,   /* a request completed */
 	EV_WATCHDOG,
 	EV_SEND,        /* a message the agent emitted for a later time */
+	EV_CORE_STEP,   /* an out-of-order core asked to be woken */
+	EV_END_CHECK,   /* just before the end time: did the workload finish? */
 };
 
 struct core_done {
@@ -85,6 +89,19 @@ const struct cxs_cfg_key cxs_memsys_keys[] = {
 	{"tester", "rmw_share", CXS_CFG_DOUBLE, "0.15", "Share of operations on the counters.", NULL, 0, 1},
 	{"tester", "private_share", CXS_CFG_DOUBLE, "0.1", "Share of operations on private words.", NULL, 0, 1},
 	{"tester", "max_think_cycles", CXS_CFG_UINT, "20", "Uniform random delay before each operation, in core cycles.", NULL, 0, 1e9},
+	{"system", "protocol", CXS_CFG_ENUM, "wb", "How remote (CXL) stores reach memory: wb (MESI write-back) or wt (write-through: every remote store is written to its MN, and under TSO the next store waits for the MN's ack; DIKTAMO Fig. 2).", "wb|wt", 0, 0},
+	{"workload", "kernel", CXS_CFG_STRING, "tester", "What the cores run: tester (the random coherence tester) or a built-in thread program on out-of-order cores (cxlsim --list-kernels).", NULL, 0, 0},
+	{"workload", "size", CXS_CFG_UINT, "0", "The kernel's size parameter (0: its default; see --list-kernels).", NULL, 0, 1e15},
+	{"workload", "seed", CXS_CFG_UINT, "1", "Seed of the kernel's data and of its threads' random streams.", NULL, 0, 1e18},
+	{"workload", "trace", CXS_CFG_STRING, "", "With kernel = trace: the per-core trace files, a path pattern where %u stands for the thread (node * cores_per_cn + core), e.g. traces/core%u.trace.", NULL, 0, 0},
+	{"workload", "check", CXS_CFG_BOOL, "true", "Run the kernel natively first and compare the simulated machine's results with it word for word (deterministic kernels).", NULL, 0, 0},
+	{"core", "rob", CXS_CFG_UINT, "224", "Reorder buffer entries (instructions in flight).", NULL, 1, 1048576},
+	{"core", "lq", CXS_CFG_UINT, "128", "Load queue entries (DIKTAMO Table II).", NULL, 1, 1048576},
+	{"core", "sq", CXS_CFG_UINT, "72", "Store queue entries, store buffer included (DIKTAMO Table II).", NULL, 1, 1048576},
+	{"core", "lfb", CXS_CFG_UINT, "12", "Line fill buffers: L1 misses in flight per core.", NULL, 1, 64},
+	{"core", "l1_prefetch", CXS_CFG_BOOL, "true", "L1 next-line stream prefetcher.", NULL, 0, 0},
+	{"core", "l2_prefetch", CXS_CFG_BOOL, "true", "L2 stream prefetcher.", NULL, 0, 0},
+	{"core", "fault", CXS_CFG_ENUM, "none", "Fault injection for testing the litmus tests: fence_noop (fences drain nothing), sb_parallel (the store buffer drains all at once, out of order), no_replay (loads that performed out of order are kept), unordered (sb_parallel + no_replay).", "none|fence_noop|sb_parallel|no_replay|unordered", 0, 0},
 	{"tester", "exact_check", CXS_CFG_BOOL, "false", "Also check every load of CXL memory against the latest write performed before it in simulated time (a shadow memory; needs every CN in one process, e.g. -np 1).", NULL, 0, 0},
 };
 const size_t cxs_memsys_nkeys = sizeof cxs_memsys_keys / sizeof cxs_memsys_keys[0];
@@ -103,6 +120,12 @@ static struct {
 	bool exact;
 	bool fault_keep_copy;
 	bool configured;
+	/* built-in workload on out-of-order cores (kernel != NULL) */
+	const struct cxs_kernel *kernel;
+	struct cxs_kimage img;
+	uint8_t *reference;
+	uint64_t private_stride; /* bytes of local memory per thread */
+	struct cxs_core_params core;
 } P;
 
 /*
@@ -123,10 +146,80 @@ struct shadow_line {
 static struct cxs_line_map shadow;
 static uint32_t cns_here; /* CNs initialised in this process */
 
+static void list_kernels(char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; cxs_kernels[i] && o + 1 < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", cxs_kernels[i]->name);
+}
+
+/*
+ * workload.kernel: builds the kernel's image (every process the same way)
+ * and, for a deterministic kernel with workload.check, its reference run.
+ */
+static int configure_workload(const struct cxs_config *cfg, const struct cxs_addr_map_params *mp,
+			      char *err, size_t errlen)
+{
+	const char *name = cxs_config_str(cfg, "workload", "kernel");
+	cxs_core_default_params(&P.core);
+	P.core.rob = (uint32_t)cxs_config_uint(cfg, "core", "rob");
+	P.core.lq = (uint32_t)cxs_config_uint(cfg, "core", "lq");
+	P.core.sq = (uint32_t)cxs_config_uint(cfg, "core", "sq");
+	P.core.lfb = (uint32_t)cxs_config_uint(cfg, "core", "lfb");
+	P.core.l1_prefetch = cxs_config_bool(cfg, "core", "l1_prefetch");
+	P.core.l2_prefetch = cxs_config_bool(cfg, "core", "l2_prefetch");
+	P.core.write_through = cxs_config_enum(cfg, "system", "protocol") == 1;
+	P.core.fault = (uint8_t)cxs_config_enum(cfg, "core", "fault");
+	P.core.cycle_ps = P.cn.cycle_ps;
+	if (strcmp(name, "tester") == 0)
+		return 0;
+	char sub[512];
+	P.kernel = cxs_kernel_find(name);
+	if (!P.kernel) {
+		list_kernels(sub, sizeof sub);
+		snprintf(err, errlen, "%s: workload.kernel: unknown kernel '%s' (known: tester, %s)",
+			 cxs_config_origin(cfg, "workload", "kernel"), name, sub);
+		return -1;
+	}
+	uint64_t size = cxs_config_uint(cfg, "workload", "size");
+	P.img = (struct cxs_kimage){.size = size ? size : P.kernel->default_size,
+				    .seed = cxs_config_uint(cfg, "workload", "seed"),
+				    .nthreads = P.cns * P.cores};
+	const char *trace = cxs_config_str(cfg, "workload", "trace");
+	if (strcmp(name, "trace") == 0 && trace[0] && !(P.img.info = strdup(trace))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (P.kernel->build(&P.img, sub, sizeof sub) != 0) {
+		const char *key = strcmp(name, "trace") == 0 ? "trace" : "size";
+		snprintf(err, errlen, "%s: workload.%s: %s: %s",
+			 cxs_config_origin(cfg, "workload", key), key, P.kernel->name, sub);
+		return -1;
+	}
+	P.private_stride = (P.img.private_bytes + 4095) & ~UINT64_C(4095);
+	if (P.img.shared_bytes > mp->cxl_bytes || P.private_stride * P.cores > mp->local_bytes) {
+		snprintf(err, errlen,
+			 "%s: %s at size %" PRIu64 " needs %" PRIu64 " bytes of CXL memory and %" PRIu64
+			 " of local memory per CN: raise system.cxl_size / system.local_size",
+			 cxs_config_origin(cfg, "workload", "size"), P.kernel->name, P.img.size,
+			 P.img.shared_bytes, P.private_stride * P.cores);
+		return -1;
+	}
+	if (P.kernel->deterministic && cxs_config_bool(cfg, "workload", "check") &&
+	    cxs_kt_run_native(P.kernel, &P.img, &P.reference, sub, sizeof sub) != 0) {
+		snprintf(err, errlen, "workload %s: %s", P.kernel->name, sub);
+		return -1;
+	}
+	return 0;
+}
+
 int cxs_memsys_configure(const struct cxs_config *cfg, struct cxs_memsys_info *out, char *err,
 			 size_t errlen)
 {
 	char sub[256];
+	cxs_kimage_free(&P.img);
+	free(P.reference);
 	memset(&P, 0, sizeof P);
 	P.cns = (uint32_t)cxs_config_uint(cfg, "system", "cns");
 	P.mns = (uint32_t)cxs_config_uint(cfg, "system", "mns");
@@ -217,6 +310,8 @@ int cxs_memsys_configure(const struct cxs_config *cfg, struct cxs_memsys_info *o
 			 cxs_config_origin(cfg, "tester", "stamp_lines"));
 		return -1;
 	}
+	if (configure_workload(cfg, &mp, err, errlen) != 0)
+		return -1;
 	P.configured = true;
 	out->nnodes = P.cns + P.mns;
 	out->lookahead = cxs_fabric_min_latency(&P.fab);
@@ -326,12 +421,24 @@ static cxs_time mn_dram(void *ctx, cxs_time now, uint64_t line, int is_write)
 	return cxs_dram_access(&mn->c.dram, now, t.mn_line, is_write);
 }
 
+/* Initial contents of CXL memory: the workload's image (zeros beyond it). */
+static void mn_init_line(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES])
+{
+	(void)ctx;
+	uint64_t off = (line << CXS_LINE_SHIFT) - CXS_CXL_BASE;
+	if (P.img.shared && (line << CXS_LINE_SHIFT) >= CXS_CXL_BASE && off < P.img.shared_bytes)
+		memcpy(out, P.img.shared + off, CXS_LINE_BYTES);
+	else
+		memset(out, 0, CXS_LINE_BYTES);
+}
+
 static int mn_init(struct cxs_lp *lp, void *state)
 {
 	struct mn_node *mn = state;
 	if (common_init(&mn->c, lp) != 0)
 		return -1;
-	struct cxs_home_env env = {.ctx = mn, .send = mn_send, .dram = mn_dram};
+	struct cxs_home_env env = {.ctx = mn, .send = mn_send, .dram = mn_dram,
+				   .init_line = mn_init_line};
 	if (cxs_home_init(&mn->home, cxs_lp_id(lp), P.cns, P.dir_latency, &env,
 			  cxs_lp_stats(lp)) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: cannot create the home directory", cxs_lp_id(lp));
@@ -390,8 +497,123 @@ static const struct cxs_node_type mn_type = {
 struct cn_node {
 	struct node_common c;
 	struct cxs_cn *agent;
-	struct cxs_tester *cores;
+	struct cxs_tester *cores;   /* tester mode */
+	struct cxs_kt **kts;        /* workload mode: a program and a core per core */
+	struct cxs_core **ooo;
 };
+
+/* ---- out-of-order cores: their environment ---------------------------------- */
+
+static int ooo_request(void *ctx, cxs_time t, const struct cxs_mem_req *r, char *err, size_t len)
+{
+	struct cn_node *cn = ctx;
+	arm(&cn->c);
+	return cxs_cn_request(cn->agent, t, r, err, len);
+}
+
+static int ooo_where(void *ctx, uint32_t core, uint64_t addr, bool write)
+{
+	struct cn_node *cn = ctx;
+	int lvl = cxs_cn_where(cn->agent, core, addr);
+	if (write && lvl <= CXS_LVL_L3) {
+		/* Writable only in E, M or L: an S copy needs the home. */
+		const char *s = cxs_cn_line_state(cn->agent, addr >> CXS_LINE_SHIFT);
+		if (s[0] == 'S' || s[0] == 'I')
+			return CXS_LVL_CXL;
+	}
+	return lvl;
+}
+
+static bool ooo_remote(void *ctx, uint64_t addr)
+{
+	(void)ctx;
+	return cxs_addr_map_lookup(&P.map, addr).kind == CXS_ADDR_CXL;
+}
+
+static void ooo_wake(void *ctx, uint32_t core, cxs_time t)
+{
+	struct cn_node *cn = ctx;
+	cxs_schedule(cn->c.lp, t - cxs_now(cn->c.lp), EV_CORE_STEP, &core, sizeof core);
+}
+
+static void cn_invalidated(void *ctx, cxs_time t, uint32_t core, uint64_t line)
+{
+	struct cn_node *cn = ctx;
+	if (cn->ooo)
+		cxs_core_invalidated(cn->ooo[core], t, line);
+}
+
+static int workload_init(struct cn_node *cn, struct cxs_lp *lp, char *err, size_t len)
+{
+	uint32_t node = cxs_lp_id(lp);
+	cn->kts = calloc(P.cores, sizeof *cn->kts);
+	cn->ooo = calloc(P.cores, sizeof *cn->ooo);
+	if (!cn->kts || !cn->ooo) {
+		snprintf(err, len, "out of memory");
+		return -1;
+	}
+	struct cxs_core_env env = {.ctx = cn, .request = ooo_request, .where = ooo_where,
+				   .remote = ooo_remote, .wake = ooo_wake};
+	for (uint32_t c = 0; c < P.cores; c++) {
+		struct cxs_kt_params kp = {.kernel = P.kernel, .img = &P.img,
+					   .reference = P.reference, .id = node * P.cores + c,
+					   .shared_base = CXS_CXL_BASE,
+					   .private_base = c * P.private_stride};
+		if (!(cn->kts[c] = cxs_kt_new(&kp, err, len)) ||
+		    !(cn->ooo[c] = cxs_core_new(node, c, &P.core, &env, cn->kts[c],
+						cxs_lp_stats(lp), err, len)))
+			return -1;
+		ooo_wake(cn, c, cxs_now(lp));
+	}
+	/* A workload that spins for ever must end as an error, not at the end time. */
+	cxs_time end = cxs_end_time(lp);
+	if (end > cxs_now(lp) + 1 && end != CXS_TIME_INF)
+		cxs_schedule(lp, end - 1 - cxs_now(lp), EV_END_CHECK, NULL, 0);
+	return 0;
+}
+
+static void workload_end_check(struct cn_node *cn, struct cxs_lp *lp)
+{
+	for (uint32_t c = 0; c < P.cores; c++)
+		if (!cxs_core_done(cn->ooo[c])) {
+			char d[512];
+			cxs_core_describe(cn->ooo[c], d, sizeof d);
+			cxs_lp_fail(lp, 4,
+				    "workload %s did not finish by engine.end_time (a program spinning "
+				    "for ever, or too short an end time): node %u %s",
+				    P.kernel->name, cxs_lp_id(lp), d);
+			return;
+		}
+}
+
+/* Per-CN workload figures: the ROI's bounds and the programs' result counters. */
+static void workload_counters(struct cn_node *cn, struct cxs_lp *lp)
+{
+	struct cxs_stats *st = cxs_lp_stats(lp);
+	uint64_t *b = cxs_stats_counter(st, "workload", "roi_begin_ps", "ps",
+					"earliest start of the region of interest over the CN's cores");
+	uint64_t *e = cxs_stats_counter(st, "workload", "roi_end_ps", "ps",
+					"latest end of the region of interest over the CN's cores");
+	*b = UINT64_MAX;
+	*e = 0;
+	for (uint32_t c = 0; c < P.cores; c++) {
+		if (!cn->ooo || !cn->ooo[c])
+			continue;
+		cxs_core_finish_counters(cn->ooo[c]);
+		cxs_time rb = cxs_core_roi_begin(cn->ooo[c]), re = cxs_core_roi_end(cn->ooo[c]);
+		if (rb < *b)
+			*b = rb;
+		if (re > *e)
+			*e = re;
+		uint64_t v;
+		const char *name;
+		for (size_t i = 0; (name = cxs_kt_result_at(cn->kts[c], i, &v)); i++)
+			*cxs_stats_counter(st, "workload", name, "count",
+					   "the kernel's own result counter, summed over the CN's cores") += v;
+	}
+	if (*b == UINT64_MAX)
+		*b = 0;
+}
 
 static void cn_send(void *ctx, cxs_time when, const struct cxs_coh_msg *m)
 {
@@ -466,9 +688,17 @@ static int cn_init(struct cxs_lp *lp, void *state)
 	if (common_init(&cn->c, lp) != 0)
 		return -1;
 	struct cxs_cn_env env = {.ctx = cn, .send = cn_send, .complete = cn_complete,
-				 .local_dram = cn_local_dram, .perform = cn_perform};
+				 .local_dram = cn_local_dram, .perform = cn_perform,
+				 .invalidated = cn_invalidated};
 	cns_here++;
 	cn->agent = cxs_cn_new(cxs_lp_id(lp), &P.cn, &env, cxs_lp_stats(lp), err, sizeof err);
+	if (cn->agent && P.kernel) {
+		if (workload_init(cn, lp, err, sizeof err) != 0) {
+			cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
+			return -1;
+		}
+		return 0;
+	}
 	cn->cores = calloc(P.cores, sizeof *cn->cores);
 	if (!cn->agent || !cn->cores) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), cn->agent ? "out of memory" : err);
@@ -511,8 +741,24 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 		if (cxs_cn_request(cn->agent, ev->time, (const void *)ev->data, err, sizeof err) != 0)
 			cxs_lp_fail(lp, 3, "%s", err);
 		return;
+	case EV_CORE_STEP: {
+		uint32_t core;
+		memcpy(&core, ev->data, sizeof core);
+		if (cxs_core_step(cn->ooo[core], ev->time, err, sizeof err) != 0)
+			cxs_lp_fail(lp, cxs_core_failed(cn->ooo[core]) ? 6 : 3, "%s", err);
+		return;
+	}
+	case EV_END_CHECK:
+		workload_end_check(cn, lp);
+		return;
 	case EV_CORE_DONE: {
 		const struct core_done *d = (const void *)ev->data;
+		if (cn->ooo) {
+			if (cxs_core_complete(cn->ooo[d->r.core], ev->time, &d->r, d->value, err,
+					      sizeof err) != 0)
+				cxs_lp_fail(lp, cxs_core_failed(cn->ooo[d->r.core]) ? 6 : 3, "%s", err);
+			return;
+		}
 		if (cxs_tester_check(&cn->cores[d->r.core], ev->time, &d->r, d->value, err,
 				     sizeof err) != 0) {
 			cxs_lp_fail(lp, 5, "%s", err);
@@ -544,6 +790,14 @@ static void cn_finalize(struct cxs_lp *lp, void *state)
 	for (uint32_t c = 0; cn->cores && c < P.cores; c++)
 		cxs_tester_free(&cn->cores[c]);
 	free(cn->cores);
+	if (cn->ooo)
+		workload_counters(cn, lp);
+	for (uint32_t c = 0; cn->ooo && c < P.cores; c++) {
+		cxs_core_free(cn->ooo[c]);
+		cxs_kt_free(cn->kts[c]);
+	}
+	free(cn->ooo);
+	free(cn->kts);
 	cxs_cn_free(cn->agent);
 	cxs_dram_destroy(&cn->c.dram);
 }

@@ -8,12 +8,14 @@
  *     programs, only built to stress memory the same way;
  *   - microbenchmarks with a known memory behaviour (micro.c): pointer chase,
  *     streaming loads, strided loads, memset — CAMP's calibration set;
- *   - TSO litmus tests (litmus.c).
+ *   - TSO litmus tests (litmus.c);
+ *   - "trace": per-core trace files replayed (trace_program.c).
  */
 #include "cxlsim/kthread.h"
 
 #include <string.h>
 
+extern const struct cxs_kernel cxs_kernel_trace;
 extern const struct cxs_kernel cxs_kernel_ptrchase, cxs_kernel_stream, cxs_kernel_strided,
 	cxs_kernel_memset;
 extern const struct cxs_kernel cxs_kernel_litmus_mp, cxs_kernel_litmus_mp_fence,
@@ -22,8 +24,10 @@ extern const struct cxs_kernel cxs_kernel_litmus_mp, cxs_kernel_litmus_mp_fence,
 	cxs_kernel_litmus_2p2w, cxs_kernel_litmus_2p2w_fence;
 /* APP_KERNELS_DECL */
 
+
 const struct cxs_kernel *const cxs_kernels[] = {
 	/* APP_KERNELS */
+	&cxs_kernel_trace,
 	&cxs_kernel_ptrchase,
 	&cxs_kernel_stream,
 	&cxs_kernel_strided,

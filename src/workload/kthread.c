@@ -34,7 +34,7 @@
 #endif
 
 #define QCAP 64
-#define MAX_RESULTS 16
+#define MAX_RESULTS 32
 #define CXS_NATIVE_QUANTUM 64
 #define NATIVE_SPIN_ROUNDS_MAX UINT64_C(20000000) /* rounds with only spinning: a hang */
 #define BACKOFF_MIN 16

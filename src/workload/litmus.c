@@ -6,6 +6,8 @@
  * core per CN they sit on different CNs and every access crosses the CXL
  * fabric); the other threads return at once. An iteration:
  *
+ *   barrier; every participant loads x and y (shared copies everywhere, so
+ *   a store waits in the store buffer for its upgrade while a load hits);
  *   barrier; random delay (0..CXS_LITMUS_JITTER instructions, from the
  *   thread's own stream); the test's accesses; registers stored to the
  *   participant's result line; barrier; participant 0 reads every result,
@@ -38,7 +40,7 @@
 #include <stdlib.h>
 
 #define LINE 64u
-#define CXS_LITMUS_JITTER 800u /* instructions: longer than a remote round trip */
+#define CXS_LITMUS_JITTER 3000u /* instructions (1.25 us): wider than the barrier's release skew */
 
 enum test { T_MP, T_SB, T_LB, T_IRIW, T_2P2W };
 
@@ -47,11 +49,16 @@ struct litmus {
 	bool fence;
 };
 
-/* Shared layout (one line each): barrier, x, y, results of participant i. */
+/*
+ * Shared layout: barrier, x, y, results of participant i — each in its own
+ * 4 KiB page, so that no prefetcher (they stay within a page) brings x or y
+ * along with another line and spoils the warm-up below.
+ */
+#define PAGE 4096u
 #define OFF_BAR 0
-#define OFF_X (1 * LINE)
-#define OFF_Y (2 * LINE)
-#define OFF_RES(i) ((3 + (i)) * LINE)
+#define OFF_X (1 * PAGE)
+#define OFF_Y (2 * PAGE)
+#define OFF_RES(i) ((3 + (i)) * PAGE)
 
 static const char *const outcome_names[16] = {
 	"outcome_0000", "outcome_0001", "outcome_0010", "outcome_0011",
@@ -185,6 +192,27 @@ static bool forbidden(const struct litmus *L, uint32_t o)
 	return false;
 }
 
+/*
+ * Shared copies before the test: a store then waits in the store buffer for
+ * its upgrade while a load hits. A reader of MP and IRIW keeps only the line
+ * it reads second, so its first load misses while its second hits at once:
+ * the two perform out of order, and only the core's load-order replay keeps
+ * the forbidden outcome away (a core without it shows that outcome).
+ */
+static void warm(struct cxs_kt *kt, const struct litmus *L, uint32_t me)
+{
+	uint64_t x = cxs_kt_shared(kt) + OFF_X, y = cxs_kt_shared(kt) + OFF_Y;
+	bool reader = (L->test == T_MP && me == 1) || (L->test == T_IRIW && me >= 2);
+	if (reader) {
+		bool second_is_x = (L->test == T_MP) || me == 3;
+		(void)cxs_kt_load(kt, second_is_x ? x : y, 8);
+		return;
+	}
+	uint32_t hx = cxs_kt_ld(kt, x, 8), hy = cxs_kt_ld(kt, y, 8);
+	(void)cxs_kt_get(kt, hx);
+	(void)cxs_kt_get(kt, hy);
+}
+
 static void run(struct cxs_kt *kt, const struct litmus *L)
 {
 	uint32_t n = needed(L->test), all = cxs_kt_count(kt), id = cxs_kt_id(kt);
@@ -198,6 +226,10 @@ static void run(struct cxs_kt *kt, const struct litmus *L)
 	const struct cxs_kimage *img = cxs_kt_image(kt);
 	cxs_kt_roi_begin(kt);
 	for (uint64_t it = 0; it < img->size; it++) {
+		cxs_kt_barrier(kt, s + OFF_BAR, n);
+		/* Everyone takes shared copies of x and y: stores then need the
+		 * home (they wait in the store buffer), loads hit at once. */
+		warm(kt, L, me);
 		cxs_kt_barrier(kt, s + OFF_BAR, n);
 		cxs_kt_compute(kt, (uint32_t)(cxs_kt_rand(kt) % CXS_LITMUS_JITTER));
 		cxs_kt_store(kt, s + OFF_RES(me), 8, body(kt, L, me));

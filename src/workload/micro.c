@@ -111,24 +111,27 @@ static void run_chase(struct cxs_kt *kt)
 	cxs_kt_result(kt, "steps", lines);
 }
 
-/* Loads every `step` bytes of the slice, issued in batches of `batch` before use. */
+/*
+ * Loads every `step` bytes of the slice, keeping WINDOW loads issued ahead of
+ * their use (software pipelining, as an out-of-order core's window would):
+ * the load queue, not the program, bounds how many are in flight.
+ */
 static void run_loads(struct cxs_kt *kt, uint64_t step)
 {
-	enum { BATCH = 64 };
+	enum { WINDOW = 120 };
 	const struct cxs_kimage *img = cxs_kt_image(kt);
 	uint64_t base = cxs_kt_id(kt) * slice_bytes(img), end = base + slice_bytes(img);
 	uint64_t sum = 0, n = 0;
+	uint32_t h[WINDOW];
 	cxs_kt_roi_begin(kt);
-	for (uint64_t o = base; o < end;) {
-		uint32_t h[BATCH], k = 0;
-		for (; k < BATCH && o < end; k++, o += step) {
-			h[k] = cxs_kt_ld(kt, cxs_kt_shared(kt) + o, 8);
-			cxs_kt_compute(kt, 1);
-		}
-		for (uint32_t i = 0; i < k; i++)
-			sum += cxs_kt_get(kt, h[i]);
-		n += k;
+	for (uint64_t o = base; o < end; o += step, n++) {
+		if (n >= WINDOW)
+			sum += cxs_kt_get(kt, h[n % WINDOW]);
+		h[n % WINDOW] = cxs_kt_ld(kt, cxs_kt_shared(kt) + o, 8);
+		cxs_kt_compute(kt, 1);
 	}
+	for (uint64_t i = n > WINDOW ? n - WINDOW : 0; i < n; i++)
+		sum += cxs_kt_get(kt, h[i % WINDOW]);
 	cxs_kt_roi_end(kt);
 	uint64_t want = 0;
 	for (uint64_t o = base; o < end; o += step) {
