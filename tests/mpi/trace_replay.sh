@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Trace-driven cores (src/workload/trace_program.c): text traces converted by
+# cxlsim-trace are replayed on 2 CNs x 1 core; both threads take a lock in CXL
+# memory, update a shared word and meet at a barrier. The run is the same at
+# np 1 and np 3, every record is replayed, and each lock acquire is a real
+# atomic swap on the shared lock word.
+# A missing or truncated trace stops the run before it starts, with the file
+# named, exit status 2 on every rank and no output file.
+. "$(dirname "$0")/common.sh"
+TRACE="$(dirname "$CXLSIM")/cxlsim-trace"
+for t in 0 1; do
+	cat >"$WORK/t$t.txt" <<TXT
+# thread $t: private work, then a locked update of a shared word
+ld 8 0x1000 gap=3
+st 8 0x1008 0x5
+lock 0x10000000000
+ld 8 0x10000000040
+st 8 0x10000000040 $((t + 1)) gap=2
+unlock 0x10000000000
+barrier 0x10000000080 0
+ld 8 0x10000000040 gap=10
+TXT
+	"$TRACE" from-text "$WORK/t$t.txt" "$WORK/core$t.trace" --core $t >/dev/null
+done
+args=(--model memsys --end 10ms --set system.cns=2 --set system.mns=1
+      --set system.cores_per_cn=1 --set workload.kernel=trace
+      --set workload.trace="$WORK/core%u.trace")
+run 1 "$WORK/np1.h5" "${args[@]}"
+run 3 "$WORK/np3.h5" "${args[@]}"
+$H5CHECK status "$WORK/np1.h5" complete
+$H5CHECK same "$WORK/np1.h5" "$WORK/np3.h5"
+/usr/bin/python3 "$SRC/analysis/core_report.py" "$WORK/np1.h5" --json >"$WORK/r.json"
+/usr/bin/python3 - "$WORK/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = r["results"].get("trace_records", 0)
+assert n == 16, f"{n} records replayed, expected 16"
+assert r["totals"]["atomics"] >= 2, "no atomic swap for the locks"
+print(f"trace replay: {n} records, {r['totals']['instructions']} instructions")
+PY
+# Bad traces: missing, then truncated.
+for bad in missing truncated; do
+	if [ $bad = truncated ]; then
+		s=$(stat -c %s "$WORK/core1.trace")
+		head -c $((s - 10)) "$WORK/core1.trace" >"$WORK/bad1.trace"
+		cp "$WORK/core0.trace" "$WORK/bad0.trace"
+		pat="$WORK/bad%u.trace"; want="bad1.trace: no valid trailer"
+	else
+		pat="$WORK/none%u.trace"; want="none0.trace: cannot open"
+	fi
+	set +e
+	timeout -k 5 60 "$MPIRUN" -np 2 "$CXLSIM" --quiet -o "$WORK/$bad.h5" "${args[@]}" \
+		--set workload.trace="$pat" >"$WORK/$bad.out" 2>&1
+	rc=$?
+	set -e
+	[ $rc = 2 ] || { echo "$bad trace: exit $rc, expected 2"; cat "$WORK/$bad.out"; exit 1; }
+	grep -q "workload.trace: trace: thread [01]: .*$want" "$WORK/$bad.out" || {
+		echo "$bad trace: message does not name the file:"; cat "$WORK/$bad.out"; exit 1; }
+	[ ! -e "$WORK/$bad.h5" ] || { echo "$bad trace: an output file was written"; exit 1; }
+done
+echo "trace replay: ok"
