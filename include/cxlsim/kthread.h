@@ -208,6 +208,8 @@ void cxs_kt_free(struct cxs_kt *kt);
 void cxs_kt_next(struct cxs_kt *kt, struct cxs_kop *op);
 /* The value of handle h (a load, swap or fetch-and-add) is available. */
 void cxs_kt_loaded(struct cxs_kt *kt, uint32_t h, uint64_t value);
+/* Has handle h's value been given (cxs_kt_loaded)? */
+bool cxs_kt_ready(const struct cxs_kt *kt, uint32_t h);
 const char *cxs_kt_error(const struct cxs_kt *kt);
 /* Result counters: the i-th name and its value; NULL past the last. */
 const char *cxs_kt_result_at(const struct cxs_kt *kt, size_t i, uint64_t *value);

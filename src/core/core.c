@@ -111,6 +111,9 @@ enum { T_ROB = 0, T_SB = 1, T_PF = 2 };
 #define M_L2 2u
 #define M_L3 4u
 
+#define STORE_FILTER 1024 /* buckets of the store-word filter */
+#define WORD_BUCKET(a) (((a) >> 3) & (STORE_FILTER - 1))
+
 struct ent {
 	uint64_t seq, addr, value;
 	uint32_t handle, gen;
@@ -144,6 +147,16 @@ struct cxs_core {
 	uint32_t sb_group, sb_left; /* head transaction: stores in it, completions awaited */
 	bool sb_held;
 	cxs_time sb_issued;
+
+	/*
+	 * Stores in the window or the buffer per 8-byte word (hashed): accesses
+	 * are aligned and at most 8 bytes, so a load can overlap a store only in
+	 * the same word, and an empty bucket proves there is nothing to forward.
+	 */
+	uint16_t store_words[STORE_FILTER];
+	uint32_t nwaiting;        /* loads in S_WAIT */
+	uint64_t nretired;        /* window entries retired: entry i of the window is number nretired + i */
+	uint64_t wait_lo;         /* no entry numbered below this is in S_WAIT */
 
 	struct lfb_ent lfb[64];
 	uint32_t l2pf_inflight;
@@ -312,6 +325,8 @@ static int train(struct cxs_core *c, cxs_time now, uint64_t line, int lvl, char 
 /* The youngest older store overlapping the load: 1 covers it (value set), -1 partial, 0 none. */
 static int forward(struct cxs_core *c, uint32_t idx, const struct ent *e, uint64_t *value)
 {
+	if (c->store_words[WORD_BUCKET(e->addr)] == 0)
+		return 0;
 	for (uint32_t k = idx; k-- > 0;) { /* older stores still in the window */
 		const struct ent *s = rob_at(c, k);
 		if (s->kind != K_STORE || s->addr >= e->addr + e->size || e->addr >= s->addr + s->size)
@@ -337,8 +352,22 @@ static int forward(struct cxs_core *c, uint32_t idx, const struct ent *e, uint64
 	return 0;
 }
 
-/* Tries to issue the load at window index idx; it stays S_WAIT if it cannot yet. */
+/*
+ * Tries to issue the load at window index idx (in S_WAIT, counted in
+ * nwaiting); it stays S_WAIT if it cannot yet.
+ */
+static int try_issue(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, size_t len);
+
 static int issue_load(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, size_t len)
+{
+	struct ent *e = rob_at(c, idx);
+	int rc = try_issue(c, now, idx, err, len);
+	if (e->state != S_WAIT)
+		c->nwaiting--;
+	return rc;
+}
+
+static int try_issue(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, size_t len)
 {
 	struct ent *e = rob_at(c, idx);
 	uint64_t v;
@@ -395,17 +424,33 @@ static void release_miss(struct cxs_core *c, struct ent *e, uint64_t tag)
 }
 
 /* Loads waiting for a fill buffer or a draining store, oldest first. */
+static void mark_waiting(struct cxs_core *c, uint32_t idx)
+{
+	c->nwaiting++;
+	if (c->nretired + idx < c->wait_lo)
+		c->wait_lo = c->nretired + idx;
+}
+
 static int issue_waiting(struct cxs_core *c, cxs_time now, char *err, size_t len)
 {
-	for (uint32_t i = 0; i < c->rob_n; i++) {
+	if (c->nwaiting == 0)
+		return 0;
+	uint32_t i = c->wait_lo > c->nretired ? (uint32_t)(c->wait_lo - c->nretired) : 0;
+	uint64_t first = UINT64_MAX;
+	for (; i < c->rob_n && c->nwaiting; i++) {
 		struct ent *e = rob_at(c, i);
 		if (e->kind == K_LOAD && e->state == S_WAIT) {
 			if (issue_load(c, now, i, err, len) != 0)
 				return -1;
-			if (e->state == S_WAIT && !lfb_free(c))
-				break; /* later ones would not find a buffer either */
+			if (e->state == S_WAIT) {
+				if (first == UINT64_MAX)
+					first = c->nretired + i;
+				if (!lfb_free(c))
+					break; /* later ones would not find a buffer either */
+			}
 		}
 	}
+	c->wait_lo = first != UINT64_MAX ? first : c->nretired + i;
 	return 0;
 }
 
@@ -468,6 +513,8 @@ static int sb_done_one(struct cxs_core *c, cxs_time now, char *err, size_t len)
 	}
 	if (c->counting)
 		c->c[C_sb_drain_ps_total] += now - c->sb_issued;
+	for (uint32_t i = 0; i < n; i++)
+		c->store_words[WORD_BUCKET(c->sb[(c->sb_head + i) % c->p.sq].addr)]--;
 	c->sb_head = (c->sb_head + n) % c->p.sq;
 	c->sb_n -= n;
 	c->sb_group = 0;
@@ -508,6 +555,7 @@ static void retire(struct cxs_core *c, cxs_time now)
 		}
 		c->rob_head = (c->rob_head + 1) % c->p.rob;
 		c->rob_n--;
+		c->nretired++;
 	}
 }
 
@@ -520,16 +568,6 @@ static struct ent *alloc(struct cxs_core *c, uint8_t kind)
 	c->rob_n++;
 	c->c[C_instructions] += c->counting;
 	return e;
-}
-
-static bool handle_in_window(const struct cxs_core *c, uint32_t h)
-{
-	for (uint32_t i = 0; i < c->rob_n; i++) {
-		const struct ent *e = &c->rob[(c->rob_head + i) % c->p.rob];
-		if (e->kind != K_STORE && e->handle == h)
-			return true;
-	}
-	return false;
 }
 
 static void roi_begin(struct cxs_core *c, cxs_time now)
@@ -585,6 +623,7 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 			e->size = op->size;
 			e->handle = op->n;
 			c->nloads++;
+			mark_waiting(c, c->rob_n - 1);
 			c->c[C_loads] += c->counting;
 			c->have_op = false;
 			if (issue_load(c, now, c->rob_n - 1, err, len) != 0)
@@ -606,6 +645,7 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 			e->value = op->value;
 			e->state = S_DONE; /* address and data known: ready to retire */
 			c->nstores++;
+			c->store_words[WORD_BUCKET(op->addr)]++;
 			c->c[C_stores] += c->counting;
 			c->have_op = false;
 			uint64_t line = op->addr >> CXS_LINE_SHIFT;
@@ -656,7 +696,7 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 			break;
 		case CXS_KOP_WAIT:
 			retire(c, now);
-			if (handle_in_window(c, op->n)) {
+			if (!cxs_kt_ready(c->kt, op->n)) {
 				c->block = B_VALUE;
 				return 0;
 			}
@@ -719,6 +759,7 @@ int cxs_core_complete(struct cxs_core *c, cxs_time now, const struct cxs_mem_req
 			e->state = S_WAIT;
 			c->c[C_replays] += c->counting;
 			uint32_t idx = (TAG_SLOT(tag) + c->p.rob - c->rob_head) % c->p.rob;
+			mark_waiting(c, idx);
 			if (issue_load(c, now, idx, err, errlen) != 0)
 				return -1;
 		} else {
@@ -755,6 +796,7 @@ void cxs_core_invalidated(struct cxs_core *c, cxs_time now, uint64_t line)
 				e->replay = 1;
 			} else { /* S_DONE: perform again */
 				e->state = S_WAIT;
+				mark_waiting(c, i);
 				c->c[C_replays] += c->counting;
 			}
 		}

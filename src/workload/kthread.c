@@ -170,6 +170,12 @@ void cxs_kt_loaded(struct cxs_kt *kt, uint32_t h, uint64_t value)
 	kt->ready[s] = 1;
 }
 
+bool cxs_kt_ready(const struct cxs_kt *kt, uint32_t h)
+{
+	uint32_t s = h % CXS_KT_MAX_INFLIGHT;
+	return kt->gen[s] != h || kt->ready[s];
+}
+
 /* ---- the native backend ------------------------------------------------------ */
 
 static uint8_t *native_at(struct cxs_kt *kt, uint64_t addr, uint8_t size)
