@@ -29,6 +29,7 @@
  * engine has already gathered what is needed on the writer rank.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <mpi.h>
 #include <signal.h>
@@ -45,6 +46,7 @@
 #include "cxlsim/engine.h"
 #include "cxlsim/h5out.h"
 #include "cxlsim/memsys.h"
+#include "cxlsim/kthread.h"
 #include "cxlsim/phold.h"
 #include "rank_map_priv.h"
 
@@ -56,7 +58,7 @@
 #define ERR_MAX CXS_CONFIG_ERR_MAX
 #define TAG_ERROR 1       /* the failing rank's message to rank 0, before the engine exists */
 
-enum action { ACT_RUN, ACT_HELP, ACT_HELP_CONFIG, ACT_VERSION };
+enum action { ACT_RUN, ACT_HELP, ACT_HELP_CONFIG, ACT_VERSION, ACT_LIST_KERNELS };
 
 /* One "section.key=value", and the option that produced it (for messages). */
 struct assignment {
@@ -124,6 +126,7 @@ static const char usage_text[] =
 	"  -v, --verbose            log at level info; -vv (or twice) at level debug\n"
 	"  --help-config            list every configuration key, its type, default and\n"
 	"                           meaning, and exit\n"
+	"  --list-kernels           list the built-in workloads (workload.kernel) and exit\n"
 	"  --version                print the version and exit\n"
 	"  -h, --help               print this help and exit\n"
 	"  --                       the remaining arguments are configuration files\n"
@@ -301,7 +304,7 @@ static const struct {
 static bool is_flag(const char *a, size_t len)
 {
 	static const char *const flags[] = { "--help", "--help-config", "--version", "--quiet",
-					     "--verbose" };
+					     "--verbose", "--list-kernels" };
 
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		if (strlen(flags[i]) == len && strncmp(a, flags[i], len) == 0)
@@ -343,6 +346,10 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 		}
 		if (strcmp(a, "--version") == 0) {
 			o->action = ACT_VERSION;
+			return 0;
+		}
+		if (strcmp(a, "--list-kernels") == 0) {
+			o->action = ACT_LIST_KERNELS;
 			return 0;
 		}
 		if (strcmp(a, "--quiet") == 0) {
@@ -796,6 +803,10 @@ static int print_info(const struct app *app)
 		fputs(usage_text, stdout);
 	else if (app->opt.action == ACT_HELP_CONFIG)
 		cxs_config_help(app->cfg, stdout);
+	else if (app->opt.action == ACT_LIST_KERNELS)
+		for (size_t i = 0; cxs_kernels[i]; i++)
+			printf("%-18s size %-8" PRIu64 " %s\n", cxs_kernels[i]->name,
+			       cxs_kernels[i]->default_size, cxs_kernels[i]->doc);
 	else
 		printf("cxlsim %s\n", CXLSIM_VERSION);
 	return EXIT_SUCCESS;
