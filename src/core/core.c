@@ -890,8 +890,8 @@ int cxs_core_describe(const struct cxs_core *c, char *buf, size_t len)
 {
 	const struct ent *h = c->rob_n ? &c->rob[c->rob_head] : NULL;
 	return snprintf(buf, len,
-			"core %u: %s; %" PRIu64 " instructions; window %u ops (%u loads, %u stores), "
-			"store buffer %u%s; oldest: %s %#" PRIx64 " %s",
+			"core %u: %s, %" PRIu64 " instr, window %u (%u ld, %u st), SB %u%s, "
+			"oldest %s %#" PRIx64 " %s",
 			c->id, block_name[c->block], c->seq, c->rob_n, c->nloads, c->nstores, c->sb_n,
 			c->sb_held ? " (head held)" : "",
 			!h ? "-" : h->kind == K_LOAD ? "load" : h->kind == K_STORE ? "store" : "atomic",

@@ -5,7 +5,8 @@
 # np 1 and np 3, every record is replayed, and each lock acquire is a real
 # atomic swap on the shared lock word.
 # A missing or truncated trace stops the run before it starts, with the file
-# named, exit status 2 on every rank and no output file.
+# named, exit status 2 on every rank and no output file; a barrier that can
+# never be met ends the run at the end time with an error.
 . "$(dirname "$0")/common.sh"
 TRACE="$(dirname "$CXLSIM")/cxlsim-trace"
 for t in 0 1; do
@@ -58,4 +59,20 @@ for bad in missing truncated; do
 		echo "$bad trace: message does not name the file:"; cat "$WORK/$bad.out"; exit 1; }
 	[ ! -e "$WORK/$bad.h5" ] || { echo "$bad trace: an output file was written"; exit 1; }
 done
+# A barrier waiting for 3 threads when only 2 exist spins for ever: the run
+# must end at engine.end_time with an error naming a core and its state, not
+# quietly and not by hanging.
+for t in 0 1; do
+	printf 'ld 8 0x1000\nbarrier 0x10000000080 3\n' >"$WORK/h$t.txt"
+	"$TRACE" from-text "$WORK/h$t.txt" "$WORK/hang$t.trace" --core $t >/dev/null
+done
+set +e
+timeout -k 5 120 "$MPIRUN" -np 2 "$CXLSIM" --quiet -o "$WORK/hang.h5" "${args[@]}" --end 1ms \
+	--set workload.trace="$WORK/hang%u.trace" >"$WORK/hang.out" 2>&1
+rc=$?
+set -e
+[ $rc = 4 ] || { echo "spinning workload: exit $rc, expected 4"; cat "$WORK/hang.out"; exit 1; }
+grep -q "did not finish by engine.end_time (spinning for ever?): node [01] core 0: " \
+	"$WORK/hang.out" || { echo "spinning workload not reported:"; cat "$WORK/hang.out"; exit 1; }
+$H5CHECK status "$WORK/hang.h5" "error: workload trace did not finish"
 echo "trace replay: ok"
