@@ -23,10 +23,21 @@ extern const struct cxs_kernel cxs_kernel_litmus_mp, cxs_kernel_litmus_mp_fence,
 	cxs_kernel_litmus_lb_fence, cxs_kernel_litmus_iriw, cxs_kernel_litmus_iriw_fence,
 	cxs_kernel_litmus_2p2w, cxs_kernel_litmus_2p2w_fence;
 /* APP_KERNELS_DECL */
-
+extern const struct cxs_kernel cxs_kernel_bodytrack, cxs_kernel_fluidanimate,
+	cxs_kernel_streamcluster, cxs_kernel_canneal, cxs_kernel_raytrace, cxs_kernel_barnes,
+	cxs_kernel_ocean_ncp, cxs_kernel_ocean_cp, cxs_kernel_ycsb;
 
 const struct cxs_kernel *const cxs_kernels[] = {
 	/* APP_KERNELS */
+	&cxs_kernel_bodytrack,
+	&cxs_kernel_fluidanimate,
+	&cxs_kernel_streamcluster,
+	&cxs_kernel_canneal,
+	&cxs_kernel_raytrace,
+	&cxs_kernel_barnes,
+	&cxs_kernel_ocean_ncp,
+	&cxs_kernel_ocean_cp,
+	&cxs_kernel_ycsb,
 	&cxs_kernel_trace,
 	&cxs_kernel_ptrchase,
 	&cxs_kernel_stream,
