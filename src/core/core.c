@@ -145,7 +145,10 @@ struct cxs_core {
 	struct sb_ent *sb;        /* ring of p.sq */
 	uint32_t sb_head, sb_n;
 	uint32_t sb_group, sb_left; /* head transaction: stores in it, completions awaited */
+	uint64_t sb_pending[2];     /* which stores of the head transaction are in flight */
 	bool sb_held;
+	uint32_t sb_held_n;         /* the group the protocol held (sb_head returned false) */
+	bool sb_released;           /* ... and then released: issue exactly that group */
 	cxs_time sb_issued;
 
 	/*
@@ -442,12 +445,10 @@ static int issue_waiting(struct cxs_core *c, cxs_time now, char *err, size_t len
 		if (e->kind == K_LOAD && e->state == S_WAIT) {
 			if (issue_load(c, now, i, err, len) != 0)
 				return -1;
-			if (e->state == S_WAIT) {
-				if (first == UINT64_MAX)
-					first = c->nretired + i;
-				if (!lfb_free(c))
-					break; /* later ones would not find a buffer either */
-			}
+			if (e->state == S_WAIT && first == UINT64_MAX)
+				first = c->nretired + i;
+			/* No break when the buffers are full: a younger load that hits
+			 * L1, is an LFB hit or is forwarded still goes. */
 		}
 	}
 	c->wait_lo = first != UINT64_MAX ? first : c->nretired + i;
@@ -478,14 +479,20 @@ static int sb_drain(struct cxs_core *c, cxs_time now, char *err, size_t len)
 	struct cxs_sb_store group[128];
 	if (n > 128)
 		n = 128;
-	if (c->env.sb_head) {
+	if (c->sb_released) {
+		n = c->sb_held_n; /* what the protocol saw, even if the group grew since */
+		c->sb_released = false;
+	} else if (c->env.sb_head) {
 		sb_stores(c, group, n);
 		if (!c->env.sb_head(c->env.ctx, c->id, now, group, n)) {
 			c->sb_held = true;
+			c->sb_held_n = n;
 			return 0;
 		}
 	}
 	c->sb_group = c->sb_left = n;
+	c->sb_pending[0] = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+	c->sb_pending[1] = n <= 64 ? 0 : n >= 128 ? UINT64_MAX : (UINT64_C(1) << (n - 64)) - 1;
 	c->sb_issued = now;
 	if (c->counting) {
 		c->c[C_sb_transactions]++;
@@ -501,9 +508,15 @@ static int sb_drain(struct cxs_core *c, cxs_time now, char *err, size_t len)
 	return 0;
 }
 
-static int sb_done_one(struct cxs_core *c, cxs_time now, char *err, size_t len)
+static int sb_done_one(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, size_t len)
 {
-	if (c->sb_left == 0 || --c->sb_left > 0)
+	if (idx >= c->sb_group || !(c->sb_pending[idx / 64] >> (idx % 64) & 1)) {
+		snprintf(err, len, "node %u core %u: completion of store %u of a store-buffer "
+			 "transaction that does not have it in flight", c->node, c->id, idx);
+		return -1;
+	}
+	c->sb_pending[idx / 64] &= ~(UINT64_C(1) << (idx % 64));
+	if (--c->sb_left > 0)
 		return 0;
 	uint32_t n = c->sb_group;
 	if (c->env.commit) {
@@ -524,7 +537,10 @@ static int sb_done_one(struct cxs_core *c, cxs_time now, char *err, size_t len)
 int cxs_core_sb_release(struct cxs_core *c, cxs_time now, char *err, size_t errlen)
 {
 	account(c, now);
+	if (!c->sb_held)
+		return 0;
 	c->sb_held = false;
+	c->sb_released = true;
 	if (sb_drain(c, now, err, errlen) != 0)
 		return -1;
 	return cxs_core_step(c, now, err, errlen);
@@ -769,7 +785,7 @@ int cxs_core_complete(struct cxs_core *c, cxs_time now, const struct cxs_mem_req
 		break;
 	}
 	case T_SB:
-		if (sb_done_one(c, now, err, errlen) != 0)
+		if (sb_done_one(c, now, TAG_SLOT(tag), err, errlen) != 0)
 			return -1;
 		break;
 	default: /* prefetches */
@@ -802,9 +818,9 @@ void cxs_core_invalidated(struct cxs_core *c, cxs_time now, uint64_t line)
 		}
 		older_incomplete |= e->state != S_DONE;
 	}
-	(void)now; /* the re-issue happens at the core's next step */
-	if (c->rob_n)
-		wake(c, now > c->busy_until ? now : c->busy_until);
+	/* The re-issue happens at the next step: now, even if the frontend is busy. */
+	if (c->nwaiting)
+		wake(c, now);
 }
 
 /* ---- life cycle, inspection ------------------------------------------------------------ */
@@ -814,8 +830,8 @@ struct cxs_core *cxs_core_new(uint32_t node, uint32_t id, const struct cxs_core_
 			      struct cxs_stats *st, char *err, size_t errlen)
 {
 	if (p->rob < 1 || p->lq < 1 || p->sq < 1 || p->lfb < 1 || p->lfb > 64 || p->rob > (1u << 20) ||
-	    p->sq > (1u << 20)) {
-		snprintf(err, errlen, "core: rob, lq, sq must be >= 1 and lfb 1..64");
+	    p->sq > (1u << 20) || p->cycle_ps == 0) {
+		snprintf(err, errlen, "core: rob, lq, sq must be >= 1, lfb 1..64 and the cycle > 0 ps");
 		return NULL;
 	}
 	struct cxs_core *c = calloc(1, sizeof *c);

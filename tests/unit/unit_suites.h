@@ -14,6 +14,7 @@ Suite *addr_map_suite(void);
 Suite *fabric_suite(void);
 Suite *cache_suite(void);
 Suite *kthread_suite(void);
+Suite *core_suite(void);
 Suite *kernels_suite(void);
 Suite *coherence_suite(void);
 Suite *trace_suite(void);
