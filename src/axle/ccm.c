@@ -278,8 +278,9 @@ static void dma_kick(struct ccm *c)
 	bool last = c->tasks_done == c->round.ntasks;
 	if (c->dma_busy || c->pend_count == 0 || (c->pending_bytes < c->sf_bytes && !last))
 		return;
-	uint64_t n = c->pend_count, cp = cxs_axle_tx_credit(&c->pay), cm = cxs_axle_tx_credit(&c->meta);
+	uint64_t n = c->pend_count;
 	if (axle_P.fault != AXLE_FAULT_IGNORE_CREDIT) {
+		uint64_t cp = cxs_axle_tx_credit(&c->pay), cm = cxs_axle_tx_credit(&c->meta);
 		n = n < cp ? n : cp;
 		n = n < cm ? n : cm;
 	}

@@ -15,5 +15,6 @@ Suite *fabric_suite(void);
 Suite *cache_suite(void);
 Suite *coherence_suite(void);
 Suite *trace_suite(void);
+Suite *axle_suite(void);
 
 #endif

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The paper's LLM deadlock (§V-E, Fig. 16a (h)): OPT-2.7B attention at full
+# size, round-robin scheduling with out-of-order streaming and a DMA slot
+# capacity of 12.5 %. Results of many heads fill the payload ring, no head
+# task gets all its slots, nothing is consumed: the run must stop at once
+# with "deadlock" and the rings' state, exit non-zero and record the error —
+# never hang. With in-order streaming (the paper's remedy) the same
+# configuration completes with the right result.
+. "$(dirname "$0")/common.sh"
+ARGS=(--model axle --end 100ms --set axle.workload=llm --set axle.size=full
+      --set axle.dma_slots_pct=12.5)
+out="$WORK/dl.h5"
+set +e
+timeout -k 5 120 "$MPIRUN" -np 2 "$CXLSIM" --quiet -o "$out" "${ARGS[@]}" >"$out.stdout" 2>"$out.stderr"
+rc=$?
+set -e
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "exit $rc for the LLM deadlock"; cat "$out.stderr"; exit 1; }
+grep -qE "AXLE deadlock: .*payload ring: head [0-9]+, tail [0-9]+, [0-9]+ of [0-9]+ slots in use; metadata ring: head [0-9]+, tail [0-9]+" "$out.stderr" || {
+	echo "no deadlock report with the ring state:"; cat "$out.stderr"; exit 1; }
+$H5CHECK status "$out" "error: AXLE deadlock"
+run 2 "$WORK/inorder.h5" "${ARGS[@]}" --set axle.ooo=false
+$H5CHECK status "$WORK/inorder.h5" complete
+$H5CHECK counter "$WORK/inorder.h5" 0 axle/result_ok 1
+echo "axle deadlock detection: ok"
