@@ -21,10 +21,13 @@
  *
  * Scheduler (axle.ccm_sched). fifo: one queue in result-offset order, a free
  * µthread takes its head, so results appear in offset order. rr: the
- * partitions are dealt to the µthreads in equal contiguous blocks up front
- * (balanced, each µthread streams its own DRAM range) and µthreads take turns
- * on the issue slots, so at any moment results appear all over the result
- * buffer — the out-of-order production that OoO streaming exists for (§IV-C).
+ * partitions are dealt round robin to the units in equal contiguous blocks
+ * up front (balanced, each unit streams its own DRAM range) and a unit's
+ * µthreads take its block in order, so results appear in as many places of
+ * the result buffer at once as there are units — the out-of-order
+ * production that OoO streaming exists for (§IV-C). The paper does not
+ * define its CCM round robin further; this is our reading of "balance the
+ * load across µthreads while maximizing CXL memory bandwidth" (§IV-B).
  *
  * DMA executor (AXLE, §IV-B/C). The result buffer is cut into slots of
  * axle.slot_size; a slot is a payload once all its bytes are produced. With
@@ -70,7 +73,7 @@ struct ccm {
 	size_t result_cap;
 	uint32_t tasks_done, running, next_task;
 	uint32_t nthreads;
-	uint32_t *rr_next, *rr_end; /* rr: each µthread's block */
+	uint32_t *rr_next, *rr_end; /* rr: each unit's block */
 	cxs_time *pu_free;
 	cxs_time busy_since;
 
@@ -193,8 +196,10 @@ static void next_for_thread(struct ccm *c, uint32_t u)
 	if (axle_P.ccm_sched == AXLE_SCHED_FIFO) {
 		if (c->next_task < c->round.ntasks)
 			start_task(c, u, c->next_task++);
-	} else if (c->rr_next[u] < c->rr_end[u]) {
-		start_task(c, u, c->rr_next[u]++);
+	} else {
+		uint32_t pu = u % axle_P.ccm_pus;
+		if (c->rr_next[pu] < c->rr_end[pu])
+			start_task(c, u, c->rr_next[pu]++);
 	}
 }
 
@@ -401,11 +406,9 @@ static int begin_round(struct ccm *c, uint32_t iter)
 	c->next_task = 0;
 	++*c->c_rounds;
 	axle_wl_ccm_begin_round(wl, c->ws);
-	/* rr: blocks over the first min(ntasks, threads) µthreads, which span every unit. */
-	uint32_t nth = c->round.ntasks < c->nthreads ? c->round.ntasks : c->nthreads;
-	for (uint32_t u = 0; u < c->nthreads; u++) {
-		c->rr_next[u] = u < nth ? (uint32_t)((uint64_t)c->round.ntasks * u / nth) : 0;
-		c->rr_end[u] = u < nth ? (uint32_t)((uint64_t)c->round.ntasks * (u + 1) / nth) : 0;
+	for (uint32_t p = 0; p < axle_P.ccm_pus; p++) {
+		c->rr_next[p] = (uint32_t)((uint64_t)c->round.ntasks * p / axle_P.ccm_pus);
+		c->rr_end[p] = (uint32_t)((uint64_t)c->round.ntasks * (p + 1) / axle_P.ccm_pus);
 	}
 	for (uint32_t u = 0; u < c->nthreads; u++)
 		next_for_thread(c, u);
@@ -449,8 +452,8 @@ static int ccm_init(struct cxs_lp *lp, void *state)
 	c->host = cxs_lp_id(lp) - 1;
 	c->nthreads = axle_P.ccm_pus * axle_P.ccm_threads;
 	c->pu_free = calloc(axle_P.ccm_pus, sizeof *c->pu_free);
-	c->rr_next = calloc(c->nthreads, sizeof *c->rr_next);
-	c->rr_end = calloc(c->nthreads, sizeof *c->rr_end);
+	c->rr_next = calloc(axle_P.ccm_pus, sizeof *c->rr_next);
+	c->rr_end = calloc(axle_P.ccm_pus, sizeof *c->rr_end);
 	c->ut = calloc(c->nthreads, sizeof *c->ut);
 	c->ws = axle_wl_ccm_new(wl);
 	if (!c->pu_free || !c->rr_next || !c->rr_end || !c->ut || !c->ws ||
