@@ -7,12 +7,7 @@ ARGS=(--model axle --end 100ms --set axle.workload=knn_c --set axle.mechanism=ax
 expect_violation() { # expect_violation FAULT PATTERN [args...]
 	local fault=$1 pat=$2 out="$WORK/$1.h5"
 	shift 2
-	set +e
-	timeout -k 5 120 "$MPIRUN" -np 2 "$CXLSIM" --quiet -o "$out" "${ARGS[@]}" \
-		--set axle.fault="$fault" "$@" >"$out.stdout" 2>"$out.stderr"
-	local rc=$?
-	set -e
-	[ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "$fault: exit $rc"; cat "$out.stderr"; exit 1; }
+	run_fail 2 "$out" "${ARGS[@]}" --set axle.fault="$fault" "$@"
 	grep -qE "$pat" "$out.stderr" || { echo "$fault: no '$pat' in:"; cat "$out.stderr"; exit 1; }
 	$H5CHECK status "$out" "error: AXLE invariant violated"
 }

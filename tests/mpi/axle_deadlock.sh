@@ -10,11 +10,7 @@
 ARGS=(--model axle --end 100ms --set axle.workload=llm --set axle.size=full
       --set axle.dma_slots_pct=12.5)
 out="$WORK/dl.h5"
-set +e
-timeout -k 5 120 "$MPIRUN" -np 2 "$CXLSIM" --quiet -o "$out" "${ARGS[@]}" >"$out.stdout" 2>"$out.stderr"
-rc=$?
-set -e
-[ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "exit $rc for the LLM deadlock"; cat "$out.stderr"; exit 1; }
+run_fail 2 "$out" "${ARGS[@]}"
 grep -qE "AXLE deadlock: .*payload ring: head [0-9]+, tail [0-9]+, [0-9]+ of [0-9]+ slots in use; metadata ring: head [0-9]+, tail [0-9]+" "$out.stderr" || {
 	echo "no deadlock report with the ring state:"; cat "$out.stderr"; exit 1; }
 $H5CHECK status "$out" "error: AXLE deadlock"
