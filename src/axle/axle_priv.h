@@ -90,6 +90,7 @@ enum axle_ev {
 	EV_POLL,
 	EV_POLL_DONE,
 	EV_HOST_DONE,
+	EV_WB_SEND,      /* a host task's write-back leaves as the task ends */
 	EV_EPILOGUE_DONE,
 	EV_IRQ_DONE,
 	EV_LOAD_DONE,

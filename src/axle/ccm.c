@@ -339,19 +339,18 @@ static void dma_issue(struct ccm *c)
 					.b = c->batch_pidx0 + k, .c = s};
 		struct axle_msg mtail = {.ev = EV_DMA_META_TAIL, .a = c->batch_midx0 + k + 1};
 		memcpy(pay.data, c->result + (size_t)s * axle_P.slot_bytes, pay.len);
+		/* In order: payload, its metadata, the metadata tail (§IV-C); a fault swaps two. */
 		bool first = k == 0;
-		if (first && axle_P.fault == AXLE_FAULT_TAIL_BEFORE_META) {
+		bool early_tail = first && axle_P.fault == AXLE_FAULT_TAIL_BEFORE_META;
+		bool early_meta = first && axle_P.fault == AXLE_FAULT_META_BEFORE_PAYLOAD;
+		if (early_tail)
 			send(c, &mtail);
-			mtail.len = 1; /* sent */
-		}
-		if (first && axle_P.fault == AXLE_FAULT_META_BEFORE_PAYLOAD) {
+		if (early_meta)
 			send(c, &meta);
-			send(c, &pay);
-		} else {
-			send(c, &pay);
+		send(c, &pay);
+		if (!early_meta)
 			send(c, &meta);
-		}
-		if (mtail.len == 0)
+		if (!early_tail)
 			send(c, &mtail);
 		*c->c_bytes += pay.len;
 	}

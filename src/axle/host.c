@@ -93,7 +93,7 @@ struct host {
 	uint32_t nthreads;      /* task µthreads: 1 .. nthreads */
 	uint8_t *thread_busy;
 	cxs_time *pu_free;
-	cxs_time busy_since, round_start;
+	cxs_time busy_since;
 	cxs_time stall_from;
 
 	/* RP / BS result load */
@@ -179,7 +179,7 @@ static void run_task(struct host *h, uint32_t u, uint32_t t)
 	uint64_t off = (uint64_t)t * h->host_bytes;
 	uint32_t len = (uint32_t)(h->total - off < h->host_bytes ? h->total - off : h->host_bytes);
 	uint8_t *data = h->local + off;
-	uint8_t wb[4096];
+	uint8_t wb[64]; /* only graph tasks write back, one slot (<= 64 B) each */
 	uint32_t wb_len = 0;
 
 	h->task_state[t] = 2;
@@ -200,6 +200,8 @@ static void run_task(struct host *h, uint32_t u, uint32_t t)
 		*h->c_payload_wait += h->touch_ready - now;
 	}
 	uint32_t pu = u / axle_P.host_threads;
+	if (len > sizeof wb && (axle_P.wl.kind == WL_SSSP || axle_P.wl.kind == WL_PAGERANK))
+		cxs_bug(h->lp, "graph host task of %u bytes: write-back buffer too small", len);
 	uint64_t instr = axle_wl_host_task(wl, h->ws, h->iter, off, data, len, touch, h, wb, &wb_len);
 	cxs_time issue = now > h->pu_free[pu] ? now : h->pu_free[pu];
 	h->pu_free[pu] = issue + instr * axle_P.host_cycle;
@@ -210,9 +212,9 @@ static void run_task(struct host *h, uint32_t u, uint32_t t)
 	for (uint32_t o = 0; o < wb_len; o += 64) {
 		struct axle_msg m = {.ev = EV_WB, .a = off + o, .len = wb_len - o < 64 ? wb_len - o : 64};
 		memcpy(m.data, wb + o, m.len);
-		cxs_schedule(h->lp, end - now, EV_HOST_DONE, &m, sizeof m);
+		cxs_schedule(h->lp, end - now, EV_WB_SEND, &m, sizeof m);
 	}
-	struct axle_msg done = {.ev = 0, .a = t, .b = u};
+	struct axle_msg done = {.a = t, .b = u};
 	cxs_schedule(h->lp, end - now, EV_HOST_DONE, &done, sizeof done);
 }
 
@@ -309,11 +311,6 @@ static void deadlock_check(struct host *h)
 
 static void task_done(struct host *h, const struct axle_msg *m)
 {
-	if (m->ev == EV_WB) {
-		++*h->c_wb;
-		send(h, m);
-		return;
-	}
 	uint32_t t = (uint32_t)m->a, u = (uint32_t)m->b;
 	h->thread_busy[u] = 0;
 	h->tasks_done++;
@@ -384,7 +381,6 @@ static int begin_round(struct host *h)
 	h->nready = h->fifo_next = h->rr_cursor = 0;
 	h->tasks_done = 0;
 	h->active = true;
-	h->round_start = cxs_now(h->lp);
 	++*h->c_rounds;
 	return 0;
 }
@@ -678,6 +674,11 @@ static void host_event(struct cxs_lp *lp, void *state, const struct cxs_event *e
 	switch (ev->type) {
 	case EV_DELIVER:
 		host_message(h, m);
+		return;
+	case EV_WB_SEND:
+		/* Sent after the task's last store (same time, scheduled first): before its done. */
+		++*h->c_wb;
+		send(h, m);
 		return;
 	case EV_HOST_DONE:
 		task_done(h, m);
