@@ -15,9 +15,10 @@
  *         CXL.io read of the mailbox status every axle.rp_interval (Table
  *         III: 1 µs) until it says done; CXL.io dequeue; CXL.mem load of the
  *         whole result; then every host task is ready.
- *   bs    CXL.mem store that launches the kernel, then a CXL.mem load of the
- *         result, which the CCM's barrier holds until the kernel is done
- *         (M²NDP, Fig. 6): µthread 0 is stalled from launch to the last line.
+ *   bs    CXL.mem store that launches the kernel; on its ACK, a CXL.mem load
+ *         of the result, which the CCM's barrier holds until the kernel is
+ *         done (M²NDP, Fig. 6): µthread 0 is stalled from launch to the last
+ *         line.
  *   axle  CXL.mem store that launches the kernel, asynchronously. µthread 0
  *         reads the metadata tail in local memory every axle.poll_interval;
  *         new records are fetched into the ready pool, and a host task is
@@ -422,9 +423,8 @@ static void launch(struct host *h)
 		break;
 	}
 	case AXLE_BS:
-		/* The core now waits for the load the barrier holds. */
+		/* The core is stalled from here: the launch's ACK, then the load the barrier holds. */
 		h->stall_from = now;
-		start_load(h);
 		break;
 	case AXLE_AXLE:
 		if (!h->polling) {
@@ -553,6 +553,9 @@ static void host_message(struct host *h, const struct axle_msg *m)
 	cxs_time now = cxs_now(h->lp);
 	switch (m->ev) {
 	case EV_LAUNCH_CMP:
+		/* BS: the launch is acknowledged, the result load goes out (Fig. 6). */
+		if (axle_P.mech == AXLE_BS && h->active && m->a == h->iter)
+			start_load(h);
 		return;
 	case EV_MBOX_ACK:
 		*h->c_stall += now - h->stall_from;

@@ -3,8 +3,8 @@
 #  - every run completes with result_ok = 1 on the host (the offloaded result
 #    equals the host-only computation, bit for bit), with the §IV-C invariant
 #    checker on (it always is);
-#  - AXLE at np = 1 and np = 2 (host and CCM on different ranks) gives the
-#    same checksum and counters;
+#  - AXLE and RP at np = 1 and np = 2 (host and CCM on different ranks)
+#    give the same checksum and counters;
 #  - the trends of the paper that this run shows (Fig. 10, 13): bulk
 #    synchronous ends before remote polling, AXLE with interrupts after AXLE
 #    polling every 50 ns, AXLE before remote polling (except LLM, where the
@@ -22,6 +22,7 @@ for mech in rp bs axle axle_irq; do
 	run 1 "$WORK/$mech.h5" "${ARGS[@]}" --set axle.mechanism=$mech
 done
 run 2 "$WORK/axle-np2.h5" "${ARGS[@]}" --set axle.mechanism=axle
+run 2 "$WORK/rp-np2.h5" "${ARGS[@]}" --set axle.mechanism=rp
 run 1 "$WORK/axle-p100.h5" "${ARGS[@]}" --set axle.mechanism=axle --set axle.poll_interval=5us
 /usr/bin/python3 "$SRC/tests/mpi/axle_check.py" "$WORK" $([ $gain = yes ] || echo nogain)
 echo "axle $wl: ok"
