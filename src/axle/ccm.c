@@ -11,13 +11,14 @@
  * u % pus, so consecutive partitions spread over the units. The kernel of
  * a partition is run (computing its real result) when it starts, recording
  * the DRAM lines it reads; the µthread then loads them axle.ccm_mlp lines at
- * a time (its outstanding loads), each step issuing its share of the
- * partition's instructions on the unit's single issue slot (one per cycle,
- * first come first served among the unit's µthreads). A step ends when both
- * its lines and its instructions are done, so one µthread's memory latency
- * overlaps the others' instructions (what fine-grained multithreading is
- * for). The FIFO issue slot approximates the unit's round-robin issue: the
- * same throughput, but µthreads finish one after another, not together.
+ * a time (its outstanding loads), each step also issuing its share of the
+ * partition's instructions. A unit issues one instruction per cycle, round
+ * robin over its running µthreads, so a step's k-th share of the unit takes
+ * instructions x cycle x k, k being the µthreads running on the unit when
+ * the step starts (processor sharing, re-evaluated every step). A step ends
+ * when both its lines and its instructions are done, so one µthread's memory
+ * latency overlaps the others' instructions (what fine-grained
+ * multithreading is for) and a unit's µthreads advance together.
  *
  * Scheduler (axle.ccm_sched). fifo: one queue in result-offset order, a free
  * µthread takes its head, so results appear in offset order. rr: the
@@ -74,7 +75,7 @@ struct ccm {
 	uint32_t tasks_done, running, next_task;
 	uint32_t nthreads;
 	uint32_t *rr_next, *rr_end; /* rr: each unit's block */
-	cxs_time *pu_free;
+	uint32_t *pu_running;     /* per unit: µthreads running a partition */
 	cxs_time busy_since;
 
 	/* BS: result loads that arrived before the kernel finished */
@@ -166,9 +167,9 @@ static void step(struct ccm *c, uint32_t u)
 			ready = r;
 	}
 	t->next += n;
-	cxs_time issue = now > c->pu_free[pu] ? now : c->pu_free[pu];
-	c->pu_free[pu] = issue + instr * axle_P.ccm_cycle;
-	cxs_time end = c->pu_free[pu] > ready ? c->pu_free[pu] : ready;
+	/* Round-robin issue: the unit's k running µthreads each get 1/k of its cycles. */
+	cxs_time compute = now + instr * axle_P.ccm_cycle * c->pu_running[pu];
+	cxs_time end = compute > ready ? compute : ready;
 	uint64_t d[2] = {u, t->next == t->nlines};
 	cxs_schedule(c->lp, end - now, EV_TASK_DONE, d, sizeof d);
 }
@@ -188,6 +189,7 @@ static void start_task(struct ccm *c, uint32_t u, uint32_t task)
 	}
 	*c->c_instr += tc.t->instr;
 	busy_change(c, +1);
+	c->pu_running[u % axle_P.ccm_pus]++;
 	step(c, u);
 }
 
@@ -425,6 +427,7 @@ static void task_done(struct ccm *c, uint32_t u)
 	c->tasks_done++;
 	++*c->c_tasks;
 	busy_change(c, -1);
+	c->pu_running[u % axle_P.ccm_pus]--;
 	if (axle_P.mech == AXLE_AXLE || axle_P.mech == AXLE_IRQ)
 		produced(c, task);
 	if (c->tasks_done == c->round.ntasks) {
@@ -450,12 +453,12 @@ static int ccm_init(struct cxs_lp *lp, void *state)
 	c->lp = lp;
 	c->host = cxs_lp_id(lp) - 1;
 	c->nthreads = axle_P.ccm_pus * axle_P.ccm_threads;
-	c->pu_free = calloc(axle_P.ccm_pus, sizeof *c->pu_free);
+	c->pu_running = calloc(axle_P.ccm_pus, sizeof *c->pu_running);
 	c->rr_next = calloc(axle_P.ccm_pus, sizeof *c->rr_next);
 	c->rr_end = calloc(axle_P.ccm_pus, sizeof *c->rr_end);
 	c->ut = calloc(c->nthreads, sizeof *c->ut);
 	c->ws = axle_wl_ccm_new(wl);
-	if (!c->pu_free || !c->rr_next || !c->rr_end || !c->ut || !c->ws ||
+	if (!c->pu_running || !c->rr_next || !c->rr_end || !c->ut || !c->ws ||
 	    cxs_port_init(&c->port, cxs_lp_stats(lp)) != 0 ||
 	    cxs_dram_init(&c->dram, &axle_P.ccm_dram, err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: cannot create the CCM (out of memory)", cxs_lp_id(lp));
@@ -601,7 +604,7 @@ static void ccm_finalize(struct cxs_lp *lp, void *state)
 	for (uint32_t u = 0; c->ut && u < c->nthreads; u++)
 		free(c->ut[u].lines);
 	free(c->ut);
-	free(c->pu_free); free(c->rr_next); free(c->rr_end); free(c->result);
+	free(c->pu_running); free(c->rr_next); free(c->rr_end); free(c->result);
 	free(c->slot_fill); free(c->pending); free(c->slot_done); free(c->batch); free(c->held);
 	cxs_dram_destroy(&c->dram);
 }

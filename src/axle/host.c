@@ -5,7 +5,8 @@
  * processing units, and writes updated inputs back to the CCM.
  *
  * Processing units: axle.host_pus units of axle.host_threads µthreads at
- * axle.host_ghz (Table III: 32 x 2 at 3 GHz), timed like the CCM's (ccm.c).
+ * axle.host_ghz (Table III: 32 x 2 at 3 GHz); a unit issues one instruction
+ * per cycle, its µthreads served first come first served.
  * µthread 0 is the runtime's own: it launches, polls and takes interrupts
  * (a pinned polling core); host tasks and the epilogue of each round run on
  * the others.
