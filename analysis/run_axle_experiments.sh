@@ -8,7 +8,7 @@
 # Environment: CXLSIM (default build/src/cxlsim), JOBS (parallel runs,
 # default 2), NP (ranks per run, default 1: results are the same at any
 # rank count, the tests check it; NP > 1 runs through mpi-configs/cxlsim-mpirun).
-# Every run uses inputs/axle.ini (Table III) plus the settings in its name:
+# Every run uses inputs/axle-table3.ini (Table III) plus the settings in its name:
 #   fig10-WL-{rp,bs,irq,p1,p10,p100}   mechanisms; AXLE at 50 ns, 500 ns, 5 us polling
 #                                      (Figs. 12 and 13 reuse rp, bs, p10, p100)
 #   fig14-WL-sf{1..64},sfpct{25,50,100} streaming factor 32 B x N, or % of the result
@@ -60,6 +60,6 @@ export launch out here
 n=$(wc -l <"$jobs")
 echo "running $n simulations into $out ($JOBS at a time)"
 # shellcheck disable=SC2016
-xargs -P "$JOBS" -L 1 bash -c 'name=$0; $launch --quiet "$here/inputs/axle.ini" -o "$out/$name.h5" "$@" \
+xargs -P "$JOBS" -L 1 bash -c 'name=$0; $launch --quiet "$here/inputs/axle-table3.ini" -o "$out/$name.h5" "$@" \
 	>"$out/$name.log" 2>&1 || echo "$name: exit $? ($(grep -m1 -o "error:.*" "$out/$name.log" | cut -c1-100))"' <"$jobs"
 echo "done: /usr/bin/python3 $here/analysis/axle_tables.py $out"

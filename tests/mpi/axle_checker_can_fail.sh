@@ -3,7 +3,8 @@
 # flow-control fault in the DMA executor (axle.fault) stops the run with the
 # invariant it broke; the same run without a fault completes.
 . "$(dirname "$0")/common.sh"
-ARGS=(--model axle --end 100ms --set axle.workload=knn_c --set axle.mechanism=axle)
+# Table III's ready configuration (inputs/axle-table3.ini), KNN (c).
+ARGS=("$SRC/inputs/axle-table3.ini" --end 100ms --set axle.workload=knn_c --set axle.mechanism=axle)
 expect_violation() { # expect_violation FAULT PATTERN [args...]
 	local fault=$1 pat=$2 out="$WORK/$1.h5"
 	shift 2

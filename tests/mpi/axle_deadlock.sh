@@ -7,8 +7,8 @@
 # never hang. With in-order streaming (the paper's remedy) the same
 # configuration completes with the right result.
 . "$(dirname "$0")/common.sh"
-ARGS=(--model axle --end 100ms --set axle.workload=llm --set axle.size=full
-      --set axle.dma_slots_pct=12.5)
+# The ready configuration inputs/axle-llm-deadlock.ini is that case.
+ARGS=("$SRC/inputs/axle-llm-deadlock.ini" --end 100ms)
 out="$WORK/dl.h5"
 run_fail 2 "$out" "${ARGS[@]}"
 grep -qE "AXLE deadlock: .*payload ring: head [0-9]+, tail [0-9]+, [0-9]+ of [0-9]+ slots in use; metadata ring: head [0-9]+, tail [0-9]+" "$out.stderr" || {
