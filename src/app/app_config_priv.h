@@ -12,7 +12,7 @@ extern const struct cxs_cfg_key cxs_app_keys[];
 extern const size_t cxs_app_nkeys;
 
 /* Indices of the enum keys' choices, in the order the key table lists them. */
-enum app_model { APP_MODEL_PHOLD = 0, APP_MODEL_MEMSYS = 1 };
+enum app_model { APP_MODEL_PHOLD = 0, APP_MODEL_MEMSYS = 1, APP_MODEL_AXLE = 2 };
 enum app_mapping { APP_MAP_BLOCK = 0, APP_MAP_ROUND_ROBIN = 1, APP_MAP_EXPLICIT = 2 };
 /* output.log_level lists error|warn|info|debug: the indices are enum cxs_log_level. */
 

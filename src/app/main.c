@@ -42,6 +42,7 @@
 
 #include "app_config_priv.h"
 #include "cxlsim/errmsg.h"
+#include "cxlsim/axle.h"
 #include "cxlsim/config.h"
 #include "cxlsim/engine.h"
 #include "cxlsim/h5out.h"
@@ -112,8 +113,9 @@ static const char usage_text[] =
 	"  --set SECTION.KEY=VALUE  set one configuration key (repeatable);\n"
 	"                           see --help-config for every key\n"
 	"  --model NAME             the model every node runs, = --set engine.model=NAME;\n"
-	"                           phold (the engine benchmark) or memsys (the CXL\n"
+	"                           phold (the engine benchmark), memsys (the CXL\n"
 	"                           memory system with the random coherence tester)\n"
+	"                           or axle (offloading to CXL computational memory)\n"
 	"  --kill NODE@TIME         kill the rank hosting NODE at the first window\n"
 	"                           boundary at or after simulated TIME (a time such as\n"
 	"                           2ms or 150ns; a bare number is ps); repeatable, at\n"
@@ -451,7 +453,8 @@ static int parse(struct app *app, int argc, char **argv, char *err, size_t errle
 	}
 	if (cxs_config_register(app->cfg, cxs_app_keys, cxs_app_nkeys, err, errlen) != 0 ||
 	    cxs_config_register(app->cfg, cxs_phold_keys, cxs_phold_nkeys, err, errlen) != 0 ||
-	    cxs_config_register(app->cfg, cxs_memsys_keys, cxs_memsys_nkeys, err, errlen) != 0)
+	    cxs_config_register(app->cfg, cxs_memsys_keys, cxs_memsys_nkeys, err, errlen) != 0 ||
+	    cxs_config_register(app->cfg, cxs_axle_keys, cxs_axle_nkeys, err, errlen) != 0)
 		return -1;
 	if (o->action != ACT_RUN)
 		return 0;
@@ -700,6 +703,18 @@ static int validate(struct app *app, char *err, size_t errlen)
 		e->nnodes = mi.nnodes;
 		e->type_of = cxs_memsys_type_of;
 		if (check_times(app, mi.lookahead, "fabric", "link_latency", err, errlen) != 0)
+			return -1;
+		break;
+	}
+	case APP_MODEL_AXLE: {
+		struct cxs_axle_info ai;
+		if (cxs_axle_configure(cfg, cxs_config_uint(cfg, "engine", "seed"), &ai, err,
+				       errlen) != 0)
+			return -1;
+		e->model = "axle";
+		e->nnodes = ai.nnodes;
+		e->type_of = cxs_axle_type_of;
+		if (check_times(app, ai.lookahead, "axle", "mem_rt", err, errlen) != 0)
 			return -1;
 		break;
 	}

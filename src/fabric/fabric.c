@@ -29,6 +29,17 @@
  *   recovery requests and responses            16    control only
  *   FETCH_LATEST_RESP                          80    header + the line's latest
  *                                                    version
+ *   MEM_RD MEM_CMP (AXLE, non-coherent)        16    M2S Req / S2M NDR: header only
+ *   MEM_RD_DATA MEM_WR                         80    S2M DRS / M2S RwD: header +
+ *                                                    one line (a kernel launch or a
+ *                                                    head-index store is one RwD)
+ *   DMA_PAYLOAD32                              48    posted write of a 32-byte
+ *                                                    payload slot (64-byte slots
+ *                                                    use DMA_WRITE)
+ *   DMA_META                                   32    posted write of one 16-byte
+ *                                                    metadata record
+ *   DMA_TAIL                                   24    posted write of one 8-byte
+ *                                                    ring tail index
  *
  * The 2-byte protocol id and 2-byte CRC of each 68-byte flit are not counted:
  * link_bytes_per_s is taken as the payload rate of a link, which is also how
@@ -71,6 +82,8 @@ enum {
 	DATA_MSG_BYTES = HDR_BYTES + LINE_BYTES,
 	IO_MSG_BYTES = HDR_BYTES + WORD_BYTES,
 	REPL_MSG_BYTES = HDR_BYTES + WORD_BYTES + 8,
+	AXLE_PAYLOAD32_BYTES = HDR_BYTES + 32,
+	AXLE_META_BYTES = HDR_BYTES + 16,
 	LOG_BLOCK_BYTES = 4096,
 	LOG_DUMP_BYTES = HDR_BYTES + LOG_BLOCK_BYTES,
 };
@@ -118,6 +131,15 @@ static const struct cxs_msg_info msg_table[] = {
 	[CXS_MSG_INIT_RECOV_RESP]   = MSG("init_recov_resp", RECOVERY, HDR_BYTES),
 	[CXS_MSG_RECOV_END]         = MSG("recov_end", RECOVERY, HDR_BYTES),
 	[CXS_MSG_RECOV_END_RESP]    = MSG("recov_end_resp", RECOVERY, HDR_BYTES),
+
+	[CXS_MSG_MEM_RD]      = MSG("mem_rd", MEM, HDR_BYTES),
+	[CXS_MSG_MEM_RD_DATA] = MSG("mem_rd_data", MEM, DATA_MSG_BYTES),
+	[CXS_MSG_MEM_WR]      = MSG("mem_wr", MEM, DATA_MSG_BYTES),
+	[CXS_MSG_MEM_CMP]     = MSG("mem_cmp", MEM, HDR_BYTES),
+
+	[CXS_MSG_DMA_PAYLOAD32] = MSG("dma_payload32", DMA, AXLE_PAYLOAD32_BYTES),
+	[CXS_MSG_DMA_META]      = MSG("dma_meta", DMA, AXLE_META_BYTES),
+	[CXS_MSG_DMA_TAIL]      = MSG("dma_tail", DMA, IO_MSG_BYTES),
 };
 
 #undef MSG

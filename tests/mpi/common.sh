@@ -18,6 +18,34 @@ run() {
 		echo "cxlsim -np $np $* exited $rc"; cat "$out.stdout" "$out.stderr"; return $rc; }
 }
 
+# run_fail NP OUT [cxlsim args...]: a run that must fail (exit non-zero, not
+# killed by the time bound); its stderr is in OUT.stderr for the caller to grep.
+run_fail() {
+	local np=$1 out=$2 rc
+	shift 2
+	set +e
+	timeout -k 5 "${RUN_TIMEOUT:-240}" "$MPIRUN" -np "$np" "$CXLSIM" --quiet -o "$out" "$@" \
+		>"$out.stdout" 2>"$out.stderr"
+	rc=$?
+	set -e
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] || {
+		echo "cxlsim -np $np $* exited $rc, expected a failure"; cat "$out.stderr"; return 1; }
+}
+
+# expect_error PATTERN [cxlsim args...]: bad input gives exactly one error line
+# matching PATTERN, a non-zero exit on every rank (np = ERR_NP, default 3), no
+# hang and no output file.
+expect_error() {
+	local pat=$1 n
+	shift
+	run_fail "${ERR_NP:-3}" "$WORK/never.h5" "$@"
+	grep -q -- "$pat" "$WORK/never.h5.stderr" || {
+		echo "no '$pat' in:"; cat "$WORK/never.h5.stderr"; return 1; }
+	n=$(grep -c "^cxlsim: " "$WORK/never.h5.stderr" || true)
+	[ "$n" -eq 1 ] || { echo "expected one error line, got $n:"; cat "$WORK/never.h5.stderr"; return 1; }
+	[ ! -e "$WORK/never.h5" ] || { echo "output written for bad input"; return 1; }
+}
+
 # pid_of_rank R: the pid of our cxlsim process whose MPI rank is R.
 pid_of_rank() {
 	local r=$1 p

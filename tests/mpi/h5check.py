@@ -9,6 +9,8 @@
   h5check.py failtime A.h5 PS        every failure row has time_ps == PS
   h5check.py cause A.h5 CAUSE        every failure row has this cause
   h5check.py events A.h5 MIN         committed events (sum of engine/events) >= MIN
+  h5check.py counter A.h5 NODE NAME V the counter NAME ("comp/name") of NODE equals V
+  h5check.py less A.h5 B.h5 NODE NAME counter NAME of NODE is smaller in A than in B
 Exit status 0 when the assertion holds, 1 with a message otherwise.
 """
 import os
@@ -70,6 +72,18 @@ def main(argv):
         total = int(run.engine["events"].sum())
         if total < int(argv[3]):
             fail(f"{path}: {total} events, expected at least {argv[3]}")
+    elif what == "counter":
+        node, name, want = int(argv[3]), argv[4], int(argv[5])
+        got = run.nodes[node].get(name)
+        if got != want:
+            fail(f"{path}: node {node} {name} = {got}, expected {want}")
+    elif what == "less":
+        other = cxlsim_h5.load(argv[3])
+        node, name = int(argv[4]), argv[5]
+        a, b = run.nodes[node][name], other.nodes[node][name]
+        if not a < b:
+            fail(f"{name} of node {node}: {a} in {path} is not below {b} in {argv[3]}")
+        print(f"less: {name} {a} < {b} ({a / b:.3f})")
     else:
         fail("unknown check " + what)
     return 0

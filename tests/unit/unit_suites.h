@@ -18,5 +18,6 @@ Suite *core_suite(void);
 Suite *kernels_suite(void);
 Suite *coherence_suite(void);
 Suite *trace_suite(void);
+Suite *axle_suite(void);
 
 #endif
