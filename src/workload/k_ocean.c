@@ -194,6 +194,18 @@ static void my_block(const struct ocean_layout *L, uint32_t t, uint32_t *i0, uin
 	*j1 = L->clo[bj + 1] > L->n + 1 ? L->n + 1 : L->clo[bj + 1];
 }
 
+/* Issues the six independent loads of a point's stencil: centre, four neighbours, rhs. */
+static void issue_stencil(struct cxs_kt *kt, const struct ocean_layout *L, uint64_t psi,
+			  uint64_t rhs, uint32_t i, uint32_t j, uint32_t h[6])
+{
+	h[0] = cxs_kt_ld(kt, psi + point_off(L, i, j), 8);
+	h[1] = cxs_kt_ld(kt, psi + point_off(L, i - 1, j), 8);
+	h[2] = cxs_kt_ld(kt, psi + point_off(L, i + 1, j), 8);
+	h[3] = cxs_kt_ld(kt, psi + point_off(L, i, j - 1), 8);
+	h[4] = cxs_kt_ld(kt, psi + point_off(L, i, j + 1), 8);
+	h[5] = cxs_kt_ld(kt, rhs + point_off(L, i, j), 8);
+}
+
 /* One half-sweep over the thread's points of one colour; returns sum |update|. */
 static double half_sweep(struct cxs_kt *kt, const struct ocean_layout *L, uint32_t colour)
 {
@@ -207,12 +219,7 @@ static double half_sweep(struct cxs_kt *kt, const struct ocean_layout *L, uint32
 			uint32_t h[CXS_OCEAN_BATCH][6], js[CXS_OCEAN_BATCH], k = 0;
 			for (; k < CXS_OCEAN_BATCH && j < j1; k++, j += 2) {
 				js[k] = j;
-				h[k][0] = cxs_kt_ld(kt, psi + point_off(L, i, j), 8);
-				h[k][1] = cxs_kt_ld(kt, psi + point_off(L, i - 1, j), 8);
-				h[k][2] = cxs_kt_ld(kt, psi + point_off(L, i + 1, j), 8);
-				h[k][3] = cxs_kt_ld(kt, psi + point_off(L, i, j - 1), 8);
-				h[k][4] = cxs_kt_ld(kt, psi + point_off(L, i, j + 1), 8);
-				h[k][5] = cxs_kt_ld(kt, rhs + point_off(L, i, j), 8);
+				issue_stencil(kt, L, psi, rhs, i, j, h[k]);
 			}
 			for (uint32_t b = 0; b < k; b++) {
 				double c = cxs_kt_getd(kt, h[b][0]);
@@ -240,12 +247,7 @@ static void update_rhs(struct cxs_kt *kt, const struct ocean_layout *L, uint32_t
 		for (uint32_t j = j0; j < j1;) {
 			uint32_t h[CXS_OCEAN_BATCH][6], k = 0, jb = j;
 			for (; k < CXS_OCEAN_BATCH && j < j1; k++, j++) {
-				h[k][0] = cxs_kt_ld(kt, psi + point_off(L, i, j), 8);
-				h[k][1] = cxs_kt_ld(kt, psi + point_off(L, i - 1, j), 8);
-				h[k][2] = cxs_kt_ld(kt, psi + point_off(L, i + 1, j), 8);
-				h[k][3] = cxs_kt_ld(kt, psi + point_off(L, i, j - 1), 8);
-				h[k][4] = cxs_kt_ld(kt, psi + point_off(L, i, j + 1), 8);
-				h[k][5] = cxs_kt_ld(kt, rhs + point_off(L, i, j), 8);
+				issue_stencil(kt, L, psi, rhs, i, j, h[k]);
 			}
 			for (uint32_t b = 0; b < k; b++) {
 				double c = cxs_kt_getd(kt, h[b][0]);
