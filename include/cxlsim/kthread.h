@@ -59,6 +59,8 @@ struct cxs_kt;
 /* Layout and initial contents of a kernel's memory, built the same way on every rank. */
 struct cxs_kimage {
 	uint64_t size;          /* the kernel's size parameter */
+	uint64_t ops;           /* operations per thread, for kernels that take a count
+				   (workload.ops; 0: the kernel's default) */
 	uint64_t seed;
 	uint32_t nthreads;
 	uint8_t *shared;        /* initial contents of the shared (CXL) region */

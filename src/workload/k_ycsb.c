@@ -20,7 +20,8 @@
  * payload word j of a record = mix(key + version * K1 + j * K2): a record is
  * self-consistent when its payload matches its key and version.
  *
- * Operations: ops_per_thread = max(1, R / 32) (512 at the default), each a put
+ * Operations: ops_per_thread = workload.ops, or max(1, R / 32) when it is 0
+ * (512 at the default), each a put
  * with probability 1/5, on the key of a uniformly drawn record index.
  *   get  walk the chain from the bucket head, getting each record's key and
  *        next before the following load (a pointer chase); then a seqlock
@@ -101,7 +102,7 @@ static int build(struct cxs_kimage *img, char *err, size_t errlen)
 	L->b = 1;
 	while (L->b < L->r / 2)
 		L->b *= 2;
-	L->ops = L->r / 32 ? L->r / 32 : 1;
+	L->ops = img->ops ? img->ops : L->r / 32 ? L->r / 32 : 1;
 	L->locks_off = OFF_THREADS + (uint64_t)T * LINE;
 	L->heads_off = L->locks_off + L->b * LINE;
 	L->records_off = L->heads_off + (L->b * 8 + LINE - 1) / LINE * LINE;
