@@ -51,6 +51,7 @@ struct axle_params {
 	bool ooo;
 	uint32_t host_mlp;       /* outstanding lines of a host result load */
 	uint32_t ccm_mlp;        /* outstanding lines of a CCM µthread */
+	uint32_t ccm_l1_lines;   /* data cache of a CCM unit, lines (0 = none) */
 	struct cxs_fabric_params fab;
 	struct cxs_dram_params ccm_dram, host_dram;
 	struct axle_wl_params wl;
@@ -134,6 +135,7 @@ struct axle_round {
 	uint32_t ntasks;
 	uint32_t task_bytes;
 	uint32_t host_unit; /* result bytes per host task before rounding to slots */
+	bool serial;        /* host tasks update one shared structure, one at a time (a lock) */
 };
 
 /* Called by a kernel for every memory word it reads; the caller charges DRAM lines. */
@@ -196,8 +198,14 @@ void axle_wl_host_free(void *s);
 uint64_t axle_wl_host_task(const struct axle_wl *w, void *s, uint32_t iter, uint64_t off,
 			   const uint8_t *data, uint32_t len, axle_touch_fn *touch, void *ctx,
 			   uint8_t *wb, uint32_t *wb_len);
-/* After every host task of a round: sets *more when another round follows. */
-uint64_t axle_wl_epilogue(const struct axle_wl *w, void *s, uint32_t iter, bool *more);
+/*
+ * After every host task of a round: sets *more when another round follows.
+ * Returns the instructions of one host µthread; *par_instr more are spread
+ * over every host unit and *par_bytes are streamed from host DRAM meanwhile
+ * (the LLM layer's MLP), 0 for the others.
+ */
+uint64_t axle_wl_epilogue(const struct axle_wl *w, void *s, uint32_t iter, bool *more,
+			  uint64_t *par_instr, uint64_t *par_bytes);
 /* Compares the offloaded result with a host-only computation of the same kernel. */
 int axle_wl_check(const struct axle_wl *w, const void *s, char *err, size_t errlen);
 /* Digest of the final result (a counter, so runs can be compared). */

@@ -10,7 +10,9 @@
  * axle.ccm_ghz (Table III: 16 x 16 at 2 GHz). µthread u belongs to unit
  * u % pus, so consecutive partitions spread over the units. The kernel of
  * a partition is run (computing its real result) when it starts, recording
- * the DRAM lines it reads; the µthread then loads them axle.ccm_mlp lines at
+ * the DRAM lines it reads; a line found in the unit's data cache
+ * (axle.ccm_l1_lines, direct-mapped, emptied at every launch) costs no DRAM
+ * access. The µthread then loads the others axle.ccm_mlp lines at
  * a time (its outstanding loads), each step also issuing its share of the
  * partition's instructions. A unit issues one instruction per cycle, round
  * robin over its running µthreads, so a step's k-th share of the unit takes
@@ -19,6 +21,24 @@
  * when both its lines and its instructions are done, so one µthread's memory
  * latency overlaps the others' instructions (what fine-grained
  * multithreading is for) and a unit's µthreads advance together.
+ *
+ * What bounds a kernel should be what bounds M²NDP: its issue rate or its
+ * DRAM, not an artefact of this model. Two defaults follow from that:
+ *  - axle.ccm_mlp = 16 lines (1 KiB, half the register file of 32 256-bit
+ *    vector registers as load destinations). A step waits for its slowest
+ *    line before the next is issued, so with 8 the streaming kernels were
+ *    latency-bound: KNN 2048x128 (8 µthreads per unit) took 5.6 µs for
+ *    4.1 µs of issue, DLRM's random 1 KiB rows 517 µs for 346 µs; with 16
+ *    they are within 10 % and 36 % of their issue bound (DLRM's row misses
+ *    remain). SSB, LLM and the graphs do not change.
+ *  - axle.ccm_l1_lines = 512 (32 KiB per unit, direct-mapped; the paper says
+ *    CCM caches are small, not absent). Without a cache the graphs'
+ *    power-law sources (the first 256 of 299067 vertices are the source of
+ *    10 % of the edges) re-read the same few lines from DRAM, where every
+ *    access to a bank is serialised by its timing: PageRank's round took
+ *    503 µs for 209 µs of issue. With the cache it is issue-bound (210 µs).
+ *    KNN, SSB and LLM read every line once; DLRM gains little (its skewed
+ *    indexes repeat rows, but a row is 16 lines of a 512-line cache).
  *
  * Scheduler (axle.ccm_sched). fifo: one queue in result-offset order, a free
  * µthread takes its head, so results appear in offset order. rr: the
@@ -97,6 +117,7 @@ struct ccm {
 	uint64_t batch_pidx0, batch_midx0;
 
 	struct uthread *ut;       /* per µthread: its partition's progress */
+	uint64_t *l1;             /* per unit: axle.ccm_l1_lines tags (line + 1, 0 = empty) */
 
 	uint64_t *c_busy, *c_tasks, *c_instr, *c_payloads, *c_batches, *c_bytes, *c_dma_ps,
 		*c_bp_ps, *c_bp_cycles, *c_lines_loaded, *c_rounds, *c_fc;
@@ -112,6 +133,7 @@ void axle_ccm_set_workload(struct axle_wl *w)
 struct touch_ctx {
 	struct ccm *c;
 	struct uthread *t;
+	uint64_t *l1;             /* the unit's data cache */
 	struct axle_recent recent;
 	bool oom;
 };
@@ -124,6 +146,12 @@ static void touch(void *ctx, uint64_t addr)
 	uint64_t line = addr >> 6;
 	if (axle_recent_line(&tc->recent, line))
 		return;
+	if (tc->l1) {
+		uint64_t *tag = &tc->l1[line % axle_P.ccm_l1_lines];
+		if (*tag == line + 1)
+			return;
+		*tag = line + 1;
+	}
 	if (t->nlines == t->cap) {
 		uint32_t cap = t->cap ? 2 * t->cap : 64;
 		uint64_t *l = realloc(t->lines, cap * sizeof *l);
@@ -177,7 +205,9 @@ static void step(struct ccm *c, uint32_t u)
 /* Starts partition `task` on µthread u now: runs the kernel, then loads its lines. */
 static void start_task(struct ccm *c, uint32_t u, uint32_t task)
 {
-	struct touch_ctx tc = {.c = c, .t = &c->ut[u]};
+	struct touch_ctx tc = {.c = c, .t = &c->ut[u],
+			       .l1 = axle_P.ccm_l1_lines ? c->l1 + (size_t)(u % axle_P.ccm_pus) * axle_P.ccm_l1_lines
+							 : NULL};
 	axle_recent_reset(&tc.recent);
 	tc.t->task = task;
 	tc.t->nlines = tc.t->next = 0;
@@ -407,6 +437,8 @@ static int begin_round(struct ccm *c, uint32_t iter)
 	c->next_task = 0;
 	++*c->c_rounds;
 	axle_wl_ccm_begin_round(wl, c->ws);
+	/* A launch starts with empty caches: the host's write-backs changed the values. */
+	memset(c->l1, 0, ((size_t)axle_P.ccm_pus * axle_P.ccm_l1_lines + 1) * sizeof *c->l1);
 	for (uint32_t p = 0; p < axle_P.ccm_pus; p++) {
 		c->rr_next[p] = (uint32_t)((uint64_t)c->round.ntasks * p / axle_P.ccm_pus);
 		c->rr_end[p] = (uint32_t)((uint64_t)c->round.ntasks * (p + 1) / axle_P.ccm_pus);
@@ -457,8 +489,9 @@ static int ccm_init(struct cxs_lp *lp, void *state)
 	c->rr_next = calloc(axle_P.ccm_pus, sizeof *c->rr_next);
 	c->rr_end = calloc(axle_P.ccm_pus, sizeof *c->rr_end);
 	c->ut = calloc(c->nthreads, sizeof *c->ut);
+	c->l1 = calloc((size_t)axle_P.ccm_pus * axle_P.ccm_l1_lines + 1, sizeof *c->l1);
 	c->ws = axle_wl_ccm_new(wl);
-	if (!c->pu_running || !c->rr_next || !c->rr_end || !c->ut || !c->ws ||
+	if (!c->pu_running || !c->rr_next || !c->rr_end || !c->ut || !c->l1 || !c->ws ||
 	    cxs_port_init(&c->port, cxs_lp_stats(lp)) != 0 ||
 	    cxs_dram_init(&c->dram, &axle_P.ccm_dram, err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: cannot create the CCM (out of memory)", cxs_lp_id(lp));
@@ -604,6 +637,7 @@ static void ccm_finalize(struct cxs_lp *lp, void *state)
 	for (uint32_t u = 0; c->ut && u < c->nthreads; u++)
 		free(c->ut[u].lines);
 	free(c->ut);
+	free(c->l1);
 	free(c->pu_running); free(c->rr_next); free(c->rr_end); free(c->result);
 	free(c->slot_fill); free(c->pending); free(c->slot_done); free(c->batch); free(c->held);
 	cxs_dram_destroy(&c->dram);

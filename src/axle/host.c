@@ -34,6 +34,10 @@
  * Result loads are real CXL.mem reads of 64-byte lines, axle.host_mlp of
  * them outstanding (a core's line fill buffers).
  *
+ * A round whose host tasks update one shared structure (KNN's top-k list)
+ * runs their instructions one task at a time, as under a lock: a task's
+ * instructions start when both its unit and the lock are free.
+ *
  * Host scheduler (axle.host_sched), one queue of the round's host tasks in
  * result-offset order served by every free µthread: fifo runs the head when
  * it is ready and otherwise waits; rr passes over tasks not ready yet and
@@ -95,6 +99,7 @@ struct host {
 	uint32_t nthreads;      /* task µthreads: 1 .. nthreads */
 	uint8_t *thread_busy;
 	cxs_time *pu_free;
+	cxs_time serial_free;   /* when the lock of a serial round's shared structure is free */
 	cxs_time busy_since;
 	cxs_time stall_from;
 
@@ -206,7 +211,11 @@ static void run_task(struct host *h, uint32_t u, uint32_t t)
 		cxs_bug(h->lp, "graph host task of %u bytes: write-back buffer too small", len);
 	uint64_t instr = axle_wl_host_task(wl, h->ws, h->iter, off, data, len, touch, h, wb, &wb_len);
 	cxs_time issue = now > h->pu_free[pu] ? now : h->pu_free[pu];
+	if (h->round.serial && h->serial_free > issue)
+		issue = h->serial_free; /* waits for the lock (its unit counts as taken) */
 	h->pu_free[pu] = issue + instr * axle_P.host_cycle;
+	if (h->round.serial)
+		h->serial_free = h->pu_free[pu];
 	cxs_time end = h->pu_free[pu] > h->touch_ready ? h->pu_free[pu] : h->touch_ready;
 	*h->c_instr += instr;
 	busy_change(h, +1);
@@ -339,12 +348,21 @@ static void task_done(struct host *h, const struct axle_msg *m)
 	}
 	/* Every host task of the round is done: the epilogue, on one µthread. */
 	bool more;
-	uint64_t instr = axle_wl_epilogue(wl, h->ws, h->iter, &more);
-	*h->c_instr += instr;
+	uint64_t par_instr, par_bytes;
+	uint64_t instr = axle_wl_epilogue(wl, h->ws, h->iter, &more, &par_instr, &par_bytes);
+	*h->c_instr += instr + par_instr;
 	h->active = false;
 	busy_change(h, +1);
+	/*
+	 * A parallel part runs on every unit, as long as its instructions or
+	 * its bytes at the host DRAM's peak (channels x 64 B per burst), whichever
+	 * is longer.
+	 */
+	cxs_time par = (par_instr + axle_P.host_pus - 1) / axle_P.host_pus * axle_P.host_cycle;
+	cxs_time stream = par_bytes / 64 * axle_P.host_dram.t_burst / axle_P.host_dram.nchannels;
 	struct axle_msg e = {.a = more};
-	cxs_schedule(h->lp, instr * axle_P.host_cycle, EV_EPILOGUE_DONE, &e, sizeof e);
+	cxs_schedule(h->lp, instr * axle_P.host_cycle + (par > stream ? par : stream), EV_EPILOGUE_DONE,
+		     &e, sizeof e);
 }
 
 /* ---- rounds -------------------------------------------------------------- */

@@ -28,12 +28,73 @@
  * Graphs are power-law: an edge's source is V * u^3 for uniform u (low ids
  * are hubs), its destination uniform, its weight 1..16.
  *
- * Cost model. A kernel returns the instructions it executed, counted per
- * element from its inner loop (the constants below, one per load, compare,
- * multiply-add ...); the device charges them at one instruction per cycle per
- * processing unit, shared by its µthreads. Every memory word a kernel reads
- * is reported through `touch` with its address in the node's memory, and the
- * device charges each distinct 64-byte line to its DRAM model.
+ * Cost model. A kernel returns the instructions it executed, counted from
+ * its inner loop (the constants below); the device charges them at one
+ * instruction per cycle per processing unit, shared by its µthreads. Every
+ * memory word a kernel reads is reported through `touch` with its address
+ * in the node's memory, and the device charges each distinct 64-byte line to
+ * its DRAM model, so a kernel is bound by whichever is slower, its issue or
+ * its DRAM.
+ *
+ * Vectors. M²NDP's µthreads run RISC-V code with the vector extension and
+ * the host is an x86 server core, so a loop over contiguous floats is
+ * counted in vector instructions on both sides. The paper gives no vector
+ * width; we assume 256 bits on both (VLANES = 8 fp32 lanes, BLANES = 32
+ * byte lanes), one vector instruction issued per cycle like a scalar one.
+ * Loops over irregular data (graph edges, a sorted top-k list, a hash
+ * probe) stay scalar. Per workload (Table I's split), what each side does:
+ *
+ *   KNN  CCM: a distance is dim multiply-adds: per 8 dims a vector load of
+ *        the row, one of the query (2048 floats do not fit 32 registers),
+ *        a subtract and a multiply-add (4), then a horizontal sum, store and
+ *        loop per row (12). At 4 instructions per 32 B of row a unit needs
+ *        8 B/cycle, below its 19 B/cycle share of the 16 DDR5 channels, so
+ *        the distance is issue-bound, not bandwidth-bound, at this width.
+ *        Host: the query has one top-k list (the selection of §III-B:
+ *        "the host receives #rows distances and selects the top K"); every
+ *        candidate distance is loaded and compared with the list's worst
+ *        (4), then merged into the list by re-sorting it, k·⌈log2 k⌉
+ *        compare-and-swap steps of 2 instructions (k = 10: 80). The list is
+ *        shared, so host tasks update it one at a time (struct
+ *        axle_round.serial: a lock). Host time is rows x 84 instructions,
+ *        CCM time dim x rows / 2 instructions over 16 units: the host's
+ *        share grows with rows per dimension, as in Fig. 4 and 5a. (With a
+ *        list per host µthread merged at the end, the host would be ~10 %
+ *        of RP in all three shapes.)
+ *   graphs  CCM: per in-edge a scalar gather (load edge, load the source's
+ *        value, add, compare, select: 5), per vertex 6; bound by the random
+ *        DRAM reads of the sources' values. Host: per vertex 8 (compare or
+ *        rank update, frontier mark, store) and the write-back. The result
+ *        is 4 B per vertex, about 1 MB a round, loaded line by line in RP and
+ *        BS: that is the data movement.
+ *   SSB  The CCM does only the filter scan of Q1.x's lineorder predicates
+ *        (lo_discount and lo_quantity ranges), 32 rows per byte vector: two
+ *        loads, three or four compares, three ands, a mask store, loop (10
+ *        per 32 rows). The host does the rest of the query (M²NDP offloads
+ *        the boolean marking only): it scans the bitmap (3 per 64-bit word),
+ *        and per marked row finds the bit, loads lo_orderdate and probes
+ *        the date dimension's hash table (hash, bucket load, key compare,
+ *        d_year / d_yearmonthnum load and compare: 13), and per row that
+ *        joins, loads lo_extendedprice and lo_discount, multiplies and adds
+ *        (4). Those three columns are read from host memory (a model
+ *        simplification: in the paper the whole table is in CXL memory).
+ *   LLM  Decode step of one OPT-2.7B layer. CCM: per (head, 32-token chunk)
+ *        partial attention, per token q·k and p·v over hd = 80 dims as
+ *        vector loads and multiply-adds (4 per 8 dims; q and the
+ *        accumulator stay in registers) plus 26 scalar (horizontal sum,
+ *        scale, running max, exp). Host: per head the softmax merge of the
+ *        chunks (per chunk an exp and a rescaled vector add) and the
+ *        head's slice of the out-projection, Hd rows of hd/8 vector
+ *        multiply-adds (2 each) plus 7 per row; the epilogue adds the
+ *        residual, then runs the layer's MLP (fc1 Hd -> 4Hd, ReLU, fc2 4Hd ->
+ *        Hd, residual), which the paper keeps on the host (§V-B). The MLP
+ *        needs every head's output, so it cannot start before the last
+ *        result: it runs on all host units (its instructions divided among
+ *        them) and streams its 2 x 4Hd x Hd fp32 weights (210 MB at full
+ *        size) from host DRAM, whichever takes longer.
+ *   DLRM CCM: per bag, per pooled row an index load and address (3) and
+ *        dim/8 vector load-and-adds (2 each); 80 x 256 floats a bag. Host:
+ *        a dot product with the top layer (dim/8 x 2) and a sigmoid (26).
  */
 #include <assert.h>
 #include <math.h>
@@ -50,23 +111,46 @@
 #define SSB_RPT 256    /* rows per CCM partition (32 bytes of marks) */
 #define PR_DAMPING 0.85f
 
-/* Instructions per element of each kernel's inner loop. */
+/* Instructions per element of each kernel's inner loop (see the header). */
+#define VLANES 8  /* fp32 lanes of a 256-bit vector */
+#define BLANES 32 /* byte lanes */
 enum {
-	KNN_CCM_PER_DIM = 3,       /* load, subtract, multiply-add */
-	KNN_HOST_PER_ROW = 12,     /* load, compare with the k-th best, loop */
-	KNN_HOST_PER_INSERT = 2,   /* per element shifted in the sorted top-k */
+	KNN_CCM_PER_VEC = 4,       /* load row, load query, subtract, multiply-add */
+	KNN_CCM_PER_ROW = 12,      /* horizontal sum, store, loop */
+	KNN_HOST_PER_ROW = 4,      /* load, compare with the list's worst, loop */
+	KNN_HOST_PER_CMP = 2,      /* compare-and-swap of the top-k re-sort */
 	GRAPH_CCM_PER_EDGE = 5,    /* load edge, load value, add, compare, select */
 	GRAPH_CCM_PER_VERTEX = 6,
 	GRAPH_HOST_PER_VERTEX = 8, /* compare/update, frontier mark, store */
-	SSB_CCM_PER_ROW = 9,       /* three loads, five compares, set bit */
-	SSB_HOST_PER_ROW = 6,      /* bit test, two loads, multiply, add (predicated) */
-	LLM_CCM_PER_TOKEN_DIM = 4, /* q.k multiply-add, p*v multiply-add, two loads */
-	LLM_CCM_PER_TOKEN = 24,    /* scale, max, exp */
-	LLM_HOST_PER_MAC = 2,      /* load weight, multiply-add */
-	DLRM_CCM_PER_ELEM = 2,     /* load, add */
-	DLRM_HOST_PER_DIM = 2,
+	SSB_CCM_PER_VEC = 10,      /* per 32 rows: 2 loads, compares, ands, mask store, loop */
+	SSB_CCM_PER_TASK = 6,
+	SSB_HOST_PER_WORD = 3,     /* load a bitmap word, test, loop */
+	SSB_HOST_PER_MARK = 13,    /* find bit, load orderdate, hash probe of the date dimension */
+	SSB_HOST_PER_PASS = 4,     /* load price and discount, multiply, add */
+	LLM_CCM_PER_VEC = 4,       /* per 8 dims of a token: load k, fma; load v, fma */
+	LLM_CCM_PER_TOKEN = 26,    /* horizontal sum, scale, max, exp */
+	LLM_HOST_PER_VEC = 2,      /* load 8 weights, multiply-add */
+	LLM_HOST_PER_ROW = 7,      /* horizontal sum, store */
+	LLM_HOST_PER_CHUNK = 20,   /* exp of the max difference, rescale */
+	DLRM_CCM_PER_VEC = 2,      /* load 8 floats, add */
+	DLRM_CCM_PER_ROW = 3,      /* load the index, address */
+	DLRM_HOST_PER_VEC = 2,
+	DLRM_HOST_PER_BAG = 26,    /* horizontal sum, sigmoid, store */
 	EPILOGUE_BASE = 200,
 };
+
+static uint64_t vecs(uint64_t n, uint32_t lanes)
+{
+	return (n + lanes - 1) / lanes;
+}
+
+static uint32_t ceil_log2(uint64_t n)
+{
+	uint32_t l = 0;
+	while ((UINT64_C(1) << l) < n)
+		l++;
+	return l;
+}
 
 struct axle_wl {
 	struct axle_wl_params p;
@@ -247,23 +331,23 @@ void axle_wl_round(const struct axle_wl *w, uint32_t iter, struct axle_round *ou
 	(void)iter;
 	switch (p->kind) {
 	case WL_KNN:
-		*out = (struct axle_round){p->knn_rows, 4, 4};
+		*out = (struct axle_round){p->knn_rows, 4, 4, true};
 		break;
 	case WL_SSSP:
 	case WL_PAGERANK:
 		*out = (struct axle_round){(p->vertices + GRAPH_VPT - 1) / GRAPH_VPT, 4 * GRAPH_VPT,
-					   4 * GRAPH_VPT};
+					   4 * GRAPH_VPT, false};
 		break;
 	case WL_SSB:
 		*out = (struct axle_round){(p->ssb_rows + SSB_RPT - 1) / SSB_RPT, SSB_RPT / 8,
-					   SSB_RPT / 8};
+					   SSB_RPT / 8, false};
 		break;
 	case WL_LLM:
 		*out = (struct axle_round){p->heads * w->chunks, w->llm_task_bytes,
-					   w->chunks * w->llm_task_bytes};
+					   w->chunks * w->llm_task_bytes, false};
 		break;
 	case WL_DLRM:
-		*out = (struct axle_round){p->bags, p->dlrm_dim * 4, p->dlrm_dim * 4};
+		*out = (struct axle_round){p->bags, p->dlrm_dim * 4, p->dlrm_dim * 4, false};
 		break;
 	}
 }
@@ -353,12 +437,25 @@ static float pr_scaled(const struct axle_wl *w, uint32_t v, float rank)
 	return w->outdeg[v] ? rank / (float)w->outdeg[v] : 0.0f;
 }
 
-static bool ssb_pass(const struct axle_wl *w, uint32_t r)
+/* Q1.x's predicates on lineorder's own columns: the CCM's filter. */
+static bool ssb_mark(const struct axle_wl *w, uint32_t r)
 {
-	uint32_t date = w->orderdate[r], q = w->quantity[r], d = w->discount[r];
+	uint32_t q = w->quantity[r], d = w->discount[r];
 	if (w->p.ssb_query == 1)
-		return date / 10000 == 1993 && d >= 1 && d <= 3 && q < 25;
-	return date / 100 == 199401 && d >= 4 && d <= 6 && q >= 26 && q <= 35;
+		return d >= 1 && d <= 3 && q < 25;
+	return d >= 4 && d <= 6 && q >= 26 && q <= 35;
+}
+
+/*
+ * The join with the date dimension (d_datekey = lo_orderdate) and its
+ * predicate (Q1.1: d_year = 1993; Q1.2: d_yearmonthnum = 199401): the host's.
+ * Our date keys are yyyymmdd, so the dimension's attributes are arithmetic
+ * on the key; the host is charged a hash probe for it.
+ */
+static bool ssb_join(const struct axle_wl *w, uint32_t r)
+{
+	uint32_t date = w->orderdate[r];
+	return w->p.ssb_query == 1 ? date / 10000 == 1993 : date / 100 == 199401;
 }
 
 /* Partial attention of head h over token chunk c: out[hd] = sum p_t v_t, then max, sum p_t. */
@@ -432,6 +529,35 @@ static void llm_head(const struct axle_wl *w, uint32_t h, const uint8_t *parts, 
 				touch(ctx, REGION(5) + ((uint64_t)i * Hd + (uint64_t)h * hd + j) * 4);
 		}
 		y[i] = acc;
+	}
+}
+
+/* The layer's MLP weights: fc1 [4Hd][Hd], fc2 [Hd][4Hd] (generated, not stored). */
+static float llm_w1(uint32_t i, uint32_t j)
+{
+	return hashed(i | UINT64_C(1) << 40, j, -0.02f, 0.04f);
+}
+
+static float llm_w2(uint32_t i, uint32_t j)
+{
+	return hashed(i | UINT64_C(2) << 40, j, -0.02f, 0.04f);
+}
+
+/* z = y + fc2(relu(fc1(y))), y and z Hd floats; tmp 4Hd floats. */
+static void llm_mlp(const struct axle_wl *w, const float *y, float *tmp, float *z)
+{
+	uint32_t Hd = w->p.hidden, F = 4 * Hd;
+	for (uint32_t m = 0; m < F; m++) {
+		float acc = 0;
+		for (uint32_t j = 0; j < Hd; j++)
+			acc += llm_w1(m, j) * y[j];
+		tmp[m] = acc > 0 ? acc : 0;
+	}
+	for (uint32_t i = 0; i < Hd; i++) {
+		float acc = 0;
+		for (uint32_t m = 0; m < F; m++)
+			acc += llm_w2(i, m) * tmp[m];
+		z[i] = y[i] + acc;
 	}
 }
 
@@ -534,7 +660,7 @@ uint64_t axle_wl_ccm_task(const struct axle_wl *w, void *sp, uint32_t iter, uint
 	case WL_KNN: {
 		float d = knn_distance(w, task, touch, ctx);
 		memcpy(out, &d, 4);
-		return (uint64_t)KNN_CCM_PER_DIM * w->p.knn_dim + 8;
+		return (uint64_t)KNN_CCM_PER_VEC * vecs(w->p.knn_dim, VLANES) + KNN_CCM_PER_ROW;
 	}
 	case WL_SSSP:
 		for (uint32_t i = 0; i < GRAPH_VPT; i++) {
@@ -556,14 +682,14 @@ uint64_t axle_wl_ccm_task(const struct axle_wl *w, void *sp, uint32_t iter, uint
 			uint32_t r = task * SSB_RPT + i;
 			if (r >= w->p.ssb_rows)
 				break;
-			touch(ctx, REGION(0) + (uint64_t)r * 4);
 			touch(ctx, REGION(1) + r);
 			touch(ctx, REGION(2) + r);
-			if (ssb_pass(w, r))
+			if (ssb_mark(w, r))
 				out[i / 8] |= (uint8_t)(1u << (i % 8));
-			instr += SSB_CCM_PER_ROW;
+			if (i % BLANES == 0)
+				instr += SSB_CCM_PER_VEC;
 		}
-		return instr;
+		return instr + SSB_CCM_PER_TASK;
 	case WL_LLM: {
 		float part[w->hd + 2];
 		uint32_t h = task / w->chunks, c = task % w->chunks;
@@ -571,13 +697,15 @@ uint64_t axle_wl_ccm_task(const struct axle_wl *w, void *sp, uint32_t iter, uint
 		memset(out, 0, w->llm_task_bytes);
 		memcpy(out, part, sizeof part);
 		uint32_t toks = w->p.tokens - c * LLM_CHUNK < LLM_CHUNK ? w->p.tokens - c * LLM_CHUNK : LLM_CHUNK;
-		return (uint64_t)toks * (LLM_CCM_PER_TOKEN_DIM * (uint64_t)w->hd + LLM_CCM_PER_TOKEN);
+		return (uint64_t)toks * (LLM_CCM_PER_VEC * vecs(w->hd, VLANES) + LLM_CCM_PER_TOKEN) +
+		       vecs(w->hd + 2, VLANES) + 10;
 	}
 	case WL_DLRM: {
 		float acc[w->p.dlrm_dim];
 		dlrm_bag(w, task, acc, touch, ctx);
 		memcpy(out, acc, sizeof acc);
-		return (uint64_t)DLRM_CCM_PER_ELEM * w->p.pooling * w->p.dlrm_dim + 10;
+		return (uint64_t)w->p.pooling * (DLRM_CCM_PER_VEC * vecs(w->p.dlrm_dim, VLANES) + DLRM_CCM_PER_ROW) +
+		       vecs(w->p.dlrm_dim, VLANES) + 10;
 	}
 	}
 	return 0;
@@ -608,8 +736,8 @@ struct host_state {
 	uint32_t rounds;
 	/* SSB */
 	uint64_t revenue;
-	/* LLM */
-	float *yh, *y;
+	/* LLM: per-head projections, the attention block's output, the MLP's hidden layer */
+	float *yh, *y, *attn, *ffn;
 	/* DLRM */
 	float *scores;
 };
@@ -640,7 +768,9 @@ void *axle_wl_host_new(const struct axle_wl *w)
 	case WL_LLM:
 		s->yh = calloc((size_t)p->heads * p->hidden, sizeof *s->yh);
 		s->y = calloc(p->hidden, sizeof *s->y);
-		ok = s->yh && s->y;
+		s->attn = calloc(p->hidden, sizeof *s->attn);
+		s->ffn = calloc((size_t)4 * p->hidden, sizeof *s->ffn);
+		ok = s->yh && s->y && s->attn && s->ffn;
 		break;
 	case WL_DLRM:
 		ok = (s->scores = calloc(p->bags, sizeof *s->scores)) != NULL;
@@ -658,7 +788,7 @@ void axle_wl_host_free(void *p)
 	struct host_state *s = p;
 	if (!s)
 		return;
-	free(s->best); free(s->dist); free(s->rank); free(s->yh); free(s->y); free(s->scores);
+	free(s->best); free(s->dist); free(s->rank); free(s->yh); free(s->y); free(s->attn); free(s->ffn); free(s->scores);
 	free(s);
 }
 
@@ -679,8 +809,9 @@ uint64_t axle_wl_host_task(const struct axle_wl *w, void *sp, uint32_t iter, uin
 			if (row >= p->knn_rows)
 				break;
 			memcpy(&d, data + 4 * i, 4);
+			knn_insert(s->best, &s->nbest, p->knn_k, d, row);
 			instr += KNN_HOST_PER_ROW +
-				 KNN_HOST_PER_INSERT * knn_insert(s->best, &s->nbest, p->knn_k, d, row);
+				 KNN_HOST_PER_CMP * (uint64_t)p->knn_k * ceil_log2(p->knn_k);
 		}
 		return instr;
 	case WL_SSSP: {
@@ -726,36 +857,46 @@ uint64_t axle_wl_host_task(const struct axle_wl *w, void *sp, uint32_t iter, uin
 			uint64_t r = off * 8 + i;
 			if (r >= p->ssb_rows)
 				break;
+			if (i % 64 == 0)
+				instr += SSB_HOST_PER_WORD;
+			if (!(data[i / 8] >> (i % 8) & 1))
+				continue;
+			touch(ctx, REGION(4) + r * 4);
+			instr += SSB_HOST_PER_MARK;
+			if (!ssb_join(w, (uint32_t)r))
+				continue;
 			touch(ctx, REGION(3) + r * 4);
 			touch(ctx, REGION(2) + r);
-			if (data[i / 8] >> (i % 8) & 1)
-				s->revenue += (uint64_t)w->extprice[r] * w->discount[r];
-			instr += SSB_HOST_PER_ROW;
+			s->revenue += (uint64_t)w->extprice[r] * w->discount[r];
+			instr += SSB_HOST_PER_PASS;
 		}
 		return instr;
 	case WL_LLM: {
 		uint32_t h = (uint32_t)(off / ((uint64_t)w->chunks * w->llm_task_bytes));
 		assert(len == w->chunks * w->llm_task_bytes);
 		llm_head(w, h, data, s->yh + (size_t)h * p->hidden, touch, ctx);
-		return (uint64_t)w->chunks * (3 * w->hd + 10) +
-		       (uint64_t)LLM_HOST_PER_MAC * p->hidden * w->hd;
+		return (uint64_t)w->chunks * (LLM_HOST_PER_CHUNK + LLM_HOST_PER_VEC * vecs(w->hd, VLANES)) +
+		       LLM_HOST_PER_VEC * vecs(w->hd, VLANES) +
+		       (uint64_t)p->hidden * (LLM_HOST_PER_VEC * vecs(w->hd, VLANES) + LLM_HOST_PER_ROW);
 	}
 	case WL_DLRM: {
 		uint32_t b = (uint32_t)(off / (p->dlrm_dim * 4));
 		float pooled[p->dlrm_dim];
 		memcpy(pooled, data, sizeof pooled);
 		s->scores[b] = dlrm_score(w, pooled);
-		return (uint64_t)DLRM_HOST_PER_DIM * p->dlrm_dim + 20;
+		return DLRM_HOST_PER_VEC * vecs(p->dlrm_dim, VLANES) + DLRM_HOST_PER_BAG;
 	}
 	}
 	return 0;
 }
 
-uint64_t axle_wl_epilogue(const struct axle_wl *w, void *sp, uint32_t iter, bool *more)
+uint64_t axle_wl_epilogue(const struct axle_wl *w, void *sp, uint32_t iter, bool *more,
+			  uint64_t *par_instr, uint64_t *par_bytes)
 {
 	struct host_state *s = sp;
 	const struct axle_wl_params *p = &w->p;
 	*more = false;
+	*par_instr = *par_bytes = 0;
 	s->rounds = iter + 1;
 	switch (p->kind) {
 	case WL_SSSP:
@@ -765,16 +906,25 @@ uint64_t axle_wl_epilogue(const struct axle_wl *w, void *sp, uint32_t iter, bool
 	case WL_PAGERANK:
 		*more = iter + 1 < p->iterations;
 		return EPILOGUE_BASE;
-	case WL_LLM:
+	case WL_LLM: {
+		uint64_t Hd = p->hidden, F = 4 * Hd;
 		for (uint32_t i = 0; i < p->hidden; i++) {
 			float acc = w->x[i];
 			for (uint32_t h = 0; h < p->heads; h++)
 				acc += s->yh[(size_t)h * p->hidden + i];
-			s->y[i] = acc;
+			s->attn[i] = acc;
 		}
-		return EPILOGUE_BASE + (uint64_t)p->heads * p->hidden;
+		llm_mlp(w, s->attn, s->ffn, s->y);
+		/* fc1: F rows of Hd, ReLU; fc2: Hd rows of F, residual; on every host unit. */
+		*par_instr = F * (LLM_HOST_PER_VEC * vecs(Hd, VLANES) + LLM_HOST_PER_ROW + 1) +
+			     Hd * (LLM_HOST_PER_VEC * vecs(F, VLANES) + LLM_HOST_PER_ROW + 1);
+		*par_bytes = 2 * F * Hd * 4;
+		return EPILOGUE_BASE + (uint64_t)p->heads * 2 * vecs(Hd, VLANES);
+	}
+	case WL_KNN:
+		return EPILOGUE_BASE + p->knn_k; /* read out the list */
 	default:
-		return EPILOGUE_BASE + (p->kind == WL_KNN ? p->knn_k : 0);
+		return EPILOGUE_BASE;
 	}
 }
 
@@ -867,15 +1017,16 @@ pr_out:
 	case WL_SSB: {
 		uint64_t rev = 0;
 		for (uint32_t r = 0; r < p->ssb_rows; r++)
-			if (ssb_pass(w, r))
+			if (ssb_mark(w, r) && ssb_join(w, r))
 				rev += (uint64_t)w->extprice[r] * w->discount[r];
 		return rev == s->revenue ? 0 : mismatch(err, errlen, "revenue", rev);
 	}
 	case WL_LLM: {
 		uint32_t hd = w->hd, C = w->chunks, Hd = p->hidden;
 		uint8_t *parts = calloc((size_t)C, w->llm_task_bytes);
-		float *yh = malloc((size_t)p->heads * Hd * 4);
-		if (!parts || !yh) {
+		float *yh = malloc((size_t)p->heads * Hd * 4), *attn = calloc(Hd, 4);
+		float *ffn = malloc((size_t)4 * Hd * 4), *out = malloc((size_t)Hd * 4);
+		if (!parts || !yh || !attn || !ffn || !out) {
 			rc = mismatch(err, errlen, "out of memory", 0);
 			goto llm_out;
 		}
@@ -887,16 +1038,22 @@ pr_out:
 			}
 			llm_head(w, h, parts, yh + (size_t)h * Hd, NULL, NULL);
 		}
-		for (uint32_t i = 0; i < Hd && rc == 0; i++) {
+		for (uint32_t i = 0; i < Hd; i++) {
 			float acc = w->x[i];
 			for (uint32_t h = 0; h < p->heads; h++)
 				acc += yh[(size_t)h * Hd + i];
-			if (memcmp(&acc, &s->y[i], 4) != 0)
-				rc = mismatch(err, errlen, "attention block output", i);
+			attn[i] = acc;
 		}
+		llm_mlp(w, attn, ffn, out);
+		for (uint32_t i = 0; i < Hd && rc == 0; i++)
+			if (memcmp(&out[i], &s->y[i], 4) != 0)
+				rc = mismatch(err, errlen, "layer output", i);
 llm_out:
 		free(parts);
 		free(yh);
+		free(attn);
+		free(ffn);
+		free(out);
 		return rc;
 	}
 	case WL_DLRM:

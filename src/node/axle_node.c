@@ -81,7 +81,8 @@ const struct cxs_cfg_key cxs_axle_keys[] = {
 	KR("irq_latency", CXS_CFG_TIME, "50us", "AXLE with interrupts: handling latency per notification (Table III).", 0, 1e15),
 	K("ooo", CXS_CFG_BOOL, "true", "AXLE: out-of-order streaming; off streams payloads strictly in result-offset order."),
 	KR("host_mlp", CXS_CFG_UINT, "16", "RP/BS: result lines a host core loads at once over CXL.mem.", 1, 4096),
-	KR("ccm_mlp", CXS_CFG_UINT, "8", "DRAM lines a CCM µthread has outstanding at once.", 1, 4096),
+	KR("ccm_mlp", CXS_CFG_UINT, "16", "DRAM lines a CCM µthread has outstanding at once (a step waits for its slowest).", 1, 4096),
+	KR("ccm_l1_lines", CXS_CFG_UINT, "512", "Data cache of a CCM unit in 64-byte lines, direct-mapped, emptied at every launch (0 = none).", 0, 1 << 24),
 	KE("fault", "none", "none|tail_before_metadata|metadata_before_payload|ignore_credit", "Fault injection for testing the invariant checker: break one ordering or the flow control in the DMA executor."),
 };
 const size_t cxs_axle_nkeys = sizeof cxs_axle_keys / sizeof cxs_axle_keys[0];
@@ -201,6 +202,7 @@ int cxs_axle_configure(const struct cxs_config *cfg, uint64_t seed, struct cxs_a
 	P->ooo = cxs_config_bool(cfg, "axle", "ooo");
 	P->host_mlp = (uint32_t)cxs_config_uint(cfg, "axle", "host_mlp");
 	P->ccm_mlp = (uint32_t)cxs_config_uint(cfg, "axle", "ccm_mlp");
+	P->ccm_l1_lines = (uint32_t)cxs_config_uint(cfg, "axle", "ccm_l1_lines");
 	P->fab.link_latency = mem_rt / 2 / 2;
 	P->fab.switch_latency = mem_rt / 2 - 2 * P->fab.link_latency;
 	P->fab.link_bytes_per_s = (uint64_t)llround(cxs_config_double(cfg, "axle", "link_gbps") * 1e9);
