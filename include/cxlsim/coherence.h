@@ -232,9 +232,12 @@ int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, 
 /* The oldest request outstanding for longer than timeout (node, line, states); 0 if none. */
 int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *buf,
 		 size_t len);
-/* Where core's access to addr would be served now (enum cxs_level); a line with a
- * miss in flight counts as its memory. */
-int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr);
+/*
+ * Where core's access to addr would be served now (enum cxs_level); a line with
+ * a miss in flight counts as its memory. With `write`, a line the CN holds
+ * only shared (S) needs the home, so it counts as CXL memory too.
+ */
+int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr, bool write);
 /* Requests waiting for the protocol (MSHRs and write-backs in flight). */
 size_t cxs_cn_pending(const struct cxs_cn *cn);
 /* The CN's protocol state of a line, for tests: "I", "S", "E", "M", "L" + transient. */

@@ -851,12 +851,16 @@ int cxs_cn_peek(const struct cxs_cn *cn, uint64_t addr, uint8_t size, uint64_t *
 	return 1;
 }
 
-int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr)
+int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr, bool write)
 {
 	uint64_t line = addr >> CXS_LINE_SHIFT;
 	const struct mshr *m = cxs_line_map_find(&cn->mshr, line);
 	const struct wbuf *w = cxs_line_map_find(&cn->wb, line);
 	bool busy = (m && m->kind != MS_NONE) || (w && w->state != WB_NONE);
+	if (!busy && write) {
+		const struct cxs_cache_line *l3l = cxs_cache_find(&cn->l3, line);
+		busy = l3l && l3l->state == CN_S; /* an upgrade: the home answers */
+	}
 	if (!busy && cxs_cache_find(&cn->l1[core], line))
 		return CXS_LVL_L1;
 	if (!busy && cxs_cache_find(&cn->l2[core], line))

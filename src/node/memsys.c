@@ -517,14 +517,7 @@ static int ooo_request(void *ctx, cxs_time t, const struct cxs_mem_req *r, char 
 static int ooo_where(void *ctx, uint32_t core, uint64_t addr, bool write)
 {
 	struct cn_node *cn = ctx;
-	int lvl = cxs_cn_where(cn->agent, core, addr);
-	if (write && lvl <= CXS_LVL_L3) {
-		/* Writable only in E, M or L: an S copy needs the home. */
-		const char *s = cxs_cn_line_state(cn->agent, addr >> CXS_LINE_SHIFT);
-		if (s[0] == 'S' || s[0] == 'I')
-			return CXS_LVL_CXL;
-	}
-	return lvl;
+	return cxs_cn_where(cn->agent, core, addr, write);
 }
 
 static bool ooo_remote(void *ctx, uint64_t addr)
