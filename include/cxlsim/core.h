@@ -49,7 +49,9 @@
 #include <stdint.h>
 
 #include "cxlsim/coherence.h"
+#include "cxlsim/config.h"
 #include "cxlsim/engine.h"
+#include "cxlsim/model.h"
 #include "cxlsim/kthread.h"
 #include "cxlsim/stats.h"
 
@@ -77,6 +79,15 @@ struct cxs_core_params {
 };
 
 void cxs_core_default_params(struct cxs_core_params *p);
+
+/*
+ * The [core] keys and the parameters they give (the caller sets cycle_ps and
+ * write_through, which come from the CN and the protocol). The enum order of
+ * core.fault is enum cxs_core_fault.
+ */
+extern const struct cxs_cfg_key cxs_core_keys[];
+extern const struct cxs_key_table cxs_core_key_table;
+void cxs_core_configure(const struct cxs_config *cfg, struct cxs_core_params *p);
 
 /* A store as the hooks see it (coalesced stores of one line: one per store). */
 struct cxs_sb_store {

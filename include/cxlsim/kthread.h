@@ -223,5 +223,10 @@ const char *cxs_kt_result_at(const struct cxs_kt *kt, size_t i, uint64_t *value)
  */
 int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 		      uint8_t **final_image, char *err, size_t errlen);
+/* The same, also giving each thread's count of memory operations (mem_ops[nthreads]). */
+int cxs_kt_run_native_ops(const struct cxs_kernel *k, const struct cxs_kimage *img,
+			  uint8_t **final_image, uint64_t *mem_ops, char *err, size_t errlen);
+/* Loads, stores and atomics the program has issued so far (either backend). */
+uint64_t cxs_kt_mem_ops(const struct cxs_kt *kt);
 
 #endif /* CXLSIM_KTHREAD_H */

@@ -38,7 +38,9 @@
 #include <stdint.h>
 
 #include "cxlsim/coherence.h"
+#include "cxlsim/config.h"
 #include "cxlsim/engine.h"
+#include "cxlsim/model.h"
 
 #define CXS_TESTER_HISTORY 32
 #define CXS_TESTER_MAX_COUNTERS 8
@@ -73,6 +75,12 @@ struct cxs_tester {
 	uint64_t *c_rmw_n[CXS_TESTER_MAX_COUNTERS], *c_rmw_sum[CXS_TESTER_MAX_COUNTERS],
 		*c_rmw_sumsq[CXS_TESTER_MAX_COUNTERS];
 };
+
+/* The [tester] keys and the parameters they give (the caller sets the two bases). */
+extern const struct cxs_cfg_key cxs_tester_keys[];
+extern const struct cxs_key_table cxs_tester_key_table;
+int cxs_tester_configure(const struct cxs_config *cfg, struct cxs_tester_params *p, char *err,
+			 size_t errlen);
 
 int cxs_tester_init(struct cxs_tester *t, const struct cxs_tester_params *p, uint32_t node,
 		    uint32_t core, struct cxs_stats *st);

@@ -17,7 +17,7 @@
 
 const struct cxs_cfg_key cxs_app_keys[] = {
 	{ .section = "engine", .key = "model", .type = CXS_CFG_ENUM, .def = "phold",
-	  .choices = "phold|memsys|axle",
+	  .choices = APP_MODEL_CHOICES,
 	  .doc = "Which model every node runs (--model)." },
 	{ .section = "engine", .key = "end_time", .type = CXS_CFG_TIME, .def = "5ms",
 	  .doc = "Simulated time at which the run ends; events at or past it are not "

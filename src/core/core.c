@@ -23,6 +23,7 @@
  * program's region of interest. Definitions (CAMP Table 5, Intel PMU names):
  */
 #include "cxlsim/core.h"
+#include "cxlsim/model.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -178,6 +179,29 @@ struct cxs_core {
 	uint64_t c[C_COUNT];
 	uint64_t *out[C_COUNT];
 };
+
+const struct cxs_cfg_key cxs_core_keys[] = {
+	{"core", "rob", CXS_CFG_UINT, "224", "Reorder buffer entries (instructions in flight).", NULL, 1, 1048576},
+	{"core", "lq", CXS_CFG_UINT, "128", "Load queue entries (DIKTAMO Table II).", NULL, 1, 1048576},
+	{"core", "sq", CXS_CFG_UINT, "72", "Store queue entries, store buffer included (DIKTAMO Table II).", NULL, 1, 1048576},
+	{"core", "lfb", CXS_CFG_UINT, "12", "Line fill buffers: L1 misses in flight per core.", NULL, 1, 64},
+	{"core", "l1_prefetch", CXS_CFG_BOOL, "true", "L1 next-line stream prefetcher.", NULL, 0, 0},
+	{"core", "l2_prefetch", CXS_CFG_BOOL, "true", "L2 stream prefetcher.", NULL, 0, 0},
+	{"core", "fault", CXS_CFG_ENUM, "none", "Fault injection for testing the litmus tests: fence_noop (fences drain nothing), sb_parallel (the store buffer drains all at once, out of order), no_replay (loads that performed out of order are kept), unordered (sb_parallel + no_replay).", "none|fence_noop|sb_parallel|no_replay|unordered", 0, 0},
+};
+const struct cxs_key_table cxs_core_key_table = CXS_KEY_TABLE(cxs_core_keys);
+
+void cxs_core_configure(const struct cxs_config *cfg, struct cxs_core_params *p)
+{
+	cxs_core_default_params(p);
+	p->rob = (uint32_t)cxs_config_uint(cfg, "core", "rob");
+	p->lq = (uint32_t)cxs_config_uint(cfg, "core", "lq");
+	p->sq = (uint32_t)cxs_config_uint(cfg, "core", "sq");
+	p->lfb = (uint32_t)cxs_config_uint(cfg, "core", "lfb");
+	p->l1_prefetch = cxs_config_bool(cfg, "core", "l1_prefetch");
+	p->l2_prefetch = cxs_config_bool(cfg, "core", "l2_prefetch");
+	p->fault = (uint8_t)cxs_config_enum(cfg, "core", "fault");
+}
 
 void cxs_core_default_params(struct cxs_core_params *p)
 {

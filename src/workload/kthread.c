@@ -70,6 +70,8 @@ struct cxs_kt {
 	uint64_t rval[MAX_RESULTS];
 	size_t nresults;
 
+	uint64_t mem_ops;   /* loads, stores and atomics the program has issued */
+
 	struct native *nat; /* non-NULL in the native backend */
 	uint32_t nat_ops;   /* operations since the last yield */
 	bool nat_spun;      /* the last yield was a failed spin */
@@ -234,6 +236,7 @@ static uint32_t new_handle(struct cxs_kt *kt)
 uint32_t cxs_kt_ld(struct cxs_kt *kt, uint64_t addr, uint8_t size)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	uint32_t h = new_handle(kt);
 	if (kt->nat) {
 		cxs_kt_loaded(kt, h, native_read(kt, addr, size));
@@ -266,6 +269,7 @@ uint64_t cxs_kt_load(struct cxs_kt *kt, uint64_t addr, uint8_t size)
 void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	if (size < 8)
 		value &= (UINT64_C(1) << (8 * size)) - 1;
 	if (kt->nat) {
@@ -281,6 +285,7 @@ static uint64_t atomic_op(struct cxs_kt *kt, uint8_t kind, uint64_t addr, uint8_
 			  uint64_t v)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	uint64_t mask = size < 8 ? (UINT64_C(1) << (8 * size)) - 1 : UINT64_MAX;
 	if (kt->nat) {
 		uint64_t old = native_read(kt, addr, size);
@@ -529,8 +534,19 @@ void cxs_kimage_free(struct cxs_kimage *img)
 	img->info = NULL;
 }
 
+uint64_t cxs_kt_mem_ops(const struct cxs_kt *kt)
+{
+	return kt->mem_ops;
+}
+
 int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 		      uint8_t **final_image, char *err, size_t errlen)
+{
+	return cxs_kt_run_native_ops(k, img, final_image, NULL, err, errlen);
+}
+
+int cxs_kt_run_native_ops(const struct cxs_kernel *k, const struct cxs_kimage *img,
+			  uint8_t **final_image, uint64_t *mem_ops, char *err, size_t errlen)
 {
 	int rc = -1;
 	uint32_t n = img->nthreads;
@@ -586,6 +602,8 @@ int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 	}
 	*final_image = nat.shared;
 	nat.shared = NULL;
+	for (uint32_t t = 0; mem_ops && t < n; t++)
+		mem_ops[t] = kts[t]->mem_ops;
 	rc = 0;
 out:
 	for (uint32_t t = 0; kts && t < n; t++) {

@@ -58,14 +58,12 @@ static int init(struct cxs_lp *lp, void *state)
 	return 0;
 }
 
-static void on_failure(struct cxs_lp *lp, void *state, const uint32_t *dead, size_t ndead,
-		       cxs_time t)
+static void on_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f)
 {
 	struct node *n = state;
-	(void)dead;
-	(void)ndead;
 	n->notices++;
-	n->notice_at = t;
+	/* An injected kill is exact: the node's T_f and the notice time are both the kill time. */
+	n->notice_at = f->n == 1 && f->times[0] == cxs_now(lp) ? cxs_now(lp) : 0;
 	uint32_t count = cxs_lp_count(lp), me = cxs_lp_id(lp);
 	for (uint32_t k = 1; k < count; k++) {
 		uint32_t dst = (me + k) % count;

@@ -1,0 +1,150 @@
+/*
+ * mn_node.c — the memory node type of the memory system: its node port, the
+ * home directory of its share of CXL memory (src/mem/home.c) with the real
+ * contents, its DRAM, and its deadlock watchdog.
+ *
+ * Owns the [mn] keys. DRAM timing (dram_channels, dram_banks) is also that of
+ * every CN's local memory. The initial contents of CXL memory are the
+ * workload's shared image (zeros beyond it).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memsys_priv.h"
+
+static const struct cxs_cfg_key mn_keys[] = {
+	{"mn", "dir_latency", CXS_CFG_TIME, "20ns", "Home directory lookup per message.", NULL, 0, 1e12},
+	{"mn", "dram_channels", CXS_CFG_UINT, "4", "DRAM channels per MN (and per CN's local memory).", NULL, 1, 64},
+	{"mn", "dram_banks", CXS_CFG_UINT, "16", "Banks per channel.", NULL, 1, 256},
+};
+const struct cxs_key_table memsys_mn_key_table = CXS_KEY_TABLE(mn_keys);
+
+int mn_configure(const struct cxs_config *cfg, struct memsys *M, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	cxs_dram_default(&M->mn.dram);
+	M->mn.dram.nchannels = (uint32_t)cxs_config_uint(cfg, "mn", "dram_channels");
+	M->mn.dram.nbanks = (uint32_t)cxs_config_uint(cfg, "mn", "dram_banks");
+	M->mn.dir_latency = cxs_config_time_ps(cfg, "mn", "dir_latency");
+	return 0;
+}
+
+struct mn_node {
+	struct cxs_lp *lp;
+	const struct memsys *M;
+	struct cxs_nport port;
+	struct cxs_dram dram;
+	struct node_watch watch;
+	struct cxs_home home;
+};
+
+static void home_send(void *ctx, cxs_time when, const struct cxs_coh_msg *m)
+{
+	struct mn_node *mn = ctx;
+	cxs_nport_send(&mn->port, when, EV_MSG, m->dst, (enum cxs_msg_type)m->type, m, sizeof *m, 0);
+}
+
+static cxs_time home_dram(void *ctx, cxs_time now, uint64_t line, int is_write)
+{
+	struct mn_node *mn = ctx;
+	struct cxs_addr_target t = cxs_addr_map_lookup(&mn->M->map, line << CXS_LINE_SHIFT);
+	return cxs_dram_access(&mn->dram, now, t.mn_line, is_write);
+}
+
+/* Initial contents of CXL memory: the workload's image (zeros beyond it). */
+static void home_init_line(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES])
+{
+	const struct mn_node *mn = ctx;
+	const struct cxs_kimage *img = &mn->M->wl.img;
+	uint64_t off = (line << CXS_LINE_SHIFT) - CXS_CXL_BASE;
+	if (img->shared && (line << CXS_LINE_SHIFT) >= CXS_CXL_BASE && off < img->shared_bytes)
+		memcpy(out, img->shared + off, CXS_LINE_BYTES);
+	else
+		memset(out, 0, CXS_LINE_BYTES);
+}
+
+/* CXL.mem from a CN. */
+static void on_coherence(void *ctx, cxs_time now, const struct cxs_envelope *env,
+			 const void *body, uint32_t len)
+{
+	struct mn_node *mn = ctx;
+	char err[512] = "";
+	(void)env;
+	(void)len;
+	if (cxs_home_handle(&mn->home, now, body, err, sizeof err) != 0)
+		cxs_lp_fail(mn->lp, 3, "protocol error: %s", err);
+}
+
+static int mn_init(struct cxs_lp *lp, void *state)
+{
+	struct mn_node *mn = state;
+	const struct memsys *M = cxs_lp_ctx(lp);
+	char err[256];
+	if (!M)
+		cxs_bug(lp, "memsys: the run has no memsys instance (configure was not called)");
+	mn->lp = lp;
+	mn->M = M;
+	mn->watch = (struct node_watch){.lp = lp, .interval = M->watchdog};
+	if (cxs_nport_init(&mn->port, lp, &M->port) != 0 ||
+	    cxs_dram_init(&mn->dram, &M->mn.dram, err, sizeof err) != 0) {
+		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
+		return -1;
+	}
+	mn->port.on_arrival = watch_on_arrival;
+	mn->port.arrival_ctx = &mn->watch;
+	cxs_nport_on_class(&mn->port, CXS_CLASS_MEM, on_coherence, mn);
+	struct cxs_home_env env = {.ctx = mn, .send = home_send, .dram = home_dram,
+				   .init_line = home_init_line};
+	if (cxs_home_init(&mn->home, cxs_lp_id(lp), M->cns, M->mn.dir_latency, &env,
+			  cxs_lp_stats(lp)) != 0) {
+		cxs_lp_fail(lp, 2, "node %u: cannot create the home directory", cxs_lp_id(lp));
+		return -1;
+	}
+	return 0;
+}
+
+static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
+{
+	struct mn_node *mn = state;
+	char err[512] = "";
+	switch (ev->type) {
+	case EV_MSG:
+		cxs_nport_arrive(&mn->port, ev);
+		return;
+	case EV_DELIVER:
+		cxs_nport_deliver(&mn->port, ev);
+		return;
+	case EV_SEND:
+		cxs_nport_send_held(&mn->port, ev);
+		return;
+	case EV_WATCHDOG:
+		mn->watch.armed = false;
+		if (cxs_home_stuck(&mn->home, ev->time, mn->M->deadlock_timeout, err, sizeof err))
+			cxs_lp_fail(lp, 4, "deadlock: %s", err);
+		else if (mn->home.nbusy)
+			watch_arm(&mn->watch);
+		return;
+	default:
+		cxs_bug(lp, "MN got event type %u", ev->type);
+	}
+}
+
+static void mn_finalize(struct cxs_lp *lp, void *state)
+{
+	struct mn_node *mn = state;
+	(void)lp;
+	dram_counters(cxs_lp_stats(mn->lp), &mn->dram);
+	cxs_home_free(&mn->home);
+	cxs_dram_destroy(&mn->dram);
+}
+
+const struct cxs_node_type memsys_mn_type = {
+	.name = "mn",
+	.state_size = sizeof(struct mn_node),
+	.init = mn_init,
+	.event = mn_event,
+	.finalize = mn_finalize,
+};
