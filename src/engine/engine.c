@@ -215,34 +215,6 @@ bool cxs_node_alive(const struct cxs_lp *lp, uint32_t node)
 	return node < lp->eng->cfg.nnodes && lp->eng->node_alive[node];
 }
 
-/*
- * Payloads up to CXS_EVENT_PAYLOAD_MAX live in the record; a larger one in a
- * buffer of its own whose pointer the record holds (engine.h, "Payloads"),
- * freed by drop_payload once the event has been handled or discarded.
- */
-static void store_payload(struct cxs_event *ev, const void *data, uint32_t size)
-{
-	ev->size = size;
-	if (size <= CXS_EVENT_PAYLOAD_MAX) {
-		if (size)
-			memcpy(ev->data, data, size);
-		return;
-	}
-	void *big = malloc(size);
-	if (!big)
-		cxs_bug(NULL, "out of memory for a payload of %u bytes", size);
-	memcpy(big, data, size);
-	memcpy(ev->data, &big, sizeof big);
-}
-
-void engine_drop_payload(struct cxs_event *ev)
-{
-	if (ev->size > CXS_EVENT_PAYLOAD_MAX) {
-		free((void *)cxs_event_data(ev));
-		ev->size = 0;
-	}
-}
-
 static void enqueue_local(struct cxs_engine *e, cxs_time t, uint64_t seq, uint32_t src,
 			  uint32_t dst, uint32_t type, const void *data, uint32_t size)
 {
@@ -255,7 +227,7 @@ static void enqueue_local(struct cxs_engine *e, cxs_time t, uint64_t seq, uint32
 	ev->src = src;
 	ev->dst = dst;
 	ev->type = type;
-	store_payload(ev, data, size);
+	engine_store_payload(ev, data, size);
 	if (cxs_eq_push(&e->eq, slot) != 0)
 		cxs_bug(NULL, "out of memory for the event queue");
 }

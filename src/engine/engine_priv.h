@@ -215,7 +215,8 @@ void batch_append(struct batch_buf *b, const struct wire_ev *w, const void *data
  */
 int batch_next(const unsigned char *p, size_t len, size_t *off, struct wire_ev *w,
 	       const unsigned char **payload);
-/* Frees an event's out-of-line payload, if it has one (after handling it). */
+/* payload.c: puts size bytes into the event (inline or out of line); frees an out-of-line one. */
+void engine_store_payload(struct cxs_event *ev, const void *data, uint32_t size);
 void engine_drop_payload(struct cxs_event *ev);
 
 struct engine_figures {
