@@ -110,7 +110,7 @@ uint64_t cxs_kt_fetch_add(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64
 void cxs_kt_fence(struct cxs_kt *kt);
 void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions);
 
-/* A lock word (8 bytes, its own line is best): 0 free, 1 held. */
+/* A lock word (8 bytes, its own line is best): 0 free, else the holder's thread id + 1. */
 void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr);
 void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr);
 /*
@@ -228,5 +228,15 @@ int cxs_kt_run_native_ops(const struct cxs_kernel *k, const struct cxs_kimage *i
 			  uint8_t **final_image, uint64_t *mem_ops, char *err, size_t errlen);
 /* Loads, stores and atomics the program has issued so far (either backend). */
 uint64_t cxs_kt_mem_ops(const struct cxs_kt *kt);
+
+/* What a thread spins on now, if anything (failure reports, recovery). */
+enum cxs_kt_wait_kind { CXS_KT_NO_WAIT = 0, CXS_KT_WAIT_LOCK, CXS_KT_WAIT_BARRIER };
+struct cxs_kt_wait {
+	enum cxs_kt_wait_kind kind;
+	uint64_t addr;   /* the lock word or barrier */
+	uint32_t n;      /* barrier: its thread count */
+	uint32_t holder; /* lock: the thread last seen holding it (UINT32_MAX: not seen yet) */
+};
+void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w);
 
 #endif /* CXLSIM_KTHREAD_H */

@@ -71,6 +71,7 @@ struct cxs_kt {
 	size_t nresults;
 
 	uint64_t mem_ops;   /* loads, stores and atomics the program has issued */
+	struct cxs_kt_wait wait; /* the lock or barrier it spins on, if any */
 
 	struct native *nat; /* non-NULL in the native backend */
 	uint32_t nat_ops;   /* operations since the last yield */
@@ -342,12 +343,23 @@ static void spin_wait(struct cxs_kt *kt, uint32_t *backoff)
 		*backoff *= 2;
 }
 
+/*
+ * The lock word holds its holder's thread id + 1 (0: free), so that a thread
+ * spinning on it knows whom it waits for: a failure report names a lock held
+ * by a dead thread, and recovery can release it.
+ */
 void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
 {
 	uint32_t backoff = BACKOFF_MIN;
+	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_LOCK, .addr = addr,
+					.holder = UINT32_MAX};
 	for (;;) {
-		if (cxs_kt_load(kt, addr, 8) == 0 && cxs_kt_swap(kt, addr, 8, 1) == 0)
+		uint64_t v = cxs_kt_load(kt, addr, 8);
+		if (v == 0 && (v = cxs_kt_swap(kt, addr, 8, (uint64_t)kt->p.id + 1)) == 0) {
+			kt->wait.kind = CXS_KT_NO_WAIT;
 			return;
+		}
+		kt->wait.holder = (uint32_t)(v - 1);
 		spin_wait(kt, &backoff);
 	}
 }
@@ -367,8 +379,16 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 		return;
 	}
 	uint32_t backoff = BACKOFF_MIN;
+	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_BARRIER, .addr = addr, .n = n,
+					.holder = UINT32_MAX};
 	while (cxs_kt_load(kt, addr + 8, 8) != sense)
 		spin_wait(kt, &backoff);
+	kt->wait.kind = CXS_KT_NO_WAIT;
+}
+
+void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w)
+{
+	*w = kt->wait;
 }
 
 void cxs_kt_roi_begin(struct cxs_kt *kt)
