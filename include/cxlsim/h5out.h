@@ -96,6 +96,13 @@ struct cxs_run_record {
 	const struct cxs_failure_record *failures;
 
 	/*
+	 * Time series: the interval the nodes sampled at (0: none, no /series).
+	 * The writer derives the sample count from final_time_ps and pads each
+	 * node's samples with its last one (see /series above).
+	 */
+	uint64_t sample_interval_ps;
+
+	/*
 	 * Optional: called between nodes while the file is written, so that the
 	 * writing rank keeps answering its peers' liveness pings during a long
 	 * write (the engine passes its control-message service here).
