@@ -144,12 +144,13 @@ def _read_group(name: str, g: h5py.Group) -> Group:
     return grp
 
 
-def _read_docs(f: h5py.File, where: str = "stats") -> dict:
-    """(group, column) -> (units, description) for every column under /where."""
+def _read_docs(f: h5py.File, where: str = "stats", only: str = None) -> dict:
+    """(group, column) -> (units, description) for every column under /where (or /where/only)."""
     docs = {}
     if where not in f:
         return docs
-    for gname, g in f[where].items():
+    groups = f[where].items() if only is None else [(only, f[where][only])]
+    for gname, g in groups:
         for col, obj in g.items():
             if col in ("node", "index"):
                 continue
@@ -368,7 +369,7 @@ def frame(source, group: str, docs: bool = True):
         groups = {group: _read_group(group, f["stats"][group])}
         doc = None
         if docs:
-            raw = {c: d for (gn, c), d in _read_docs(f).items() if gn == group}
+            raw = {c: d for (_, c), d in _read_docs(f, only=group).items()}
             doc = ({c: d[0] for c, d in raw.items()}, {c: d[1] for c, d in raw.items()})
     return _frame(groups, group, source, (lambda: doc) if docs else None)
 
@@ -470,7 +471,7 @@ def frames(paths, group: str, attrs=(), config=(), run_column: str = "run"):
                 text = _py(f.attrs.get("config", ""))
                 extra.update({k: _config_value(text, k) for k in config})
             if docs is None:
-                raw = {c: d for (gn, c), d in _read_docs(f).items() if gn == group}
+                raw = {c: d for (_, c), d in _read_docs(f, only=group).items()}
                 docs = ({c: d[0] for c, d in raw.items()}, {c: d[1] for c, d in raw.items()})
         df = _frame({group: g}, group, path, None)
         df.insert(0, run_column, path)

@@ -60,7 +60,7 @@
  *     failures: node, rank, epoch uint32, time_ps uint64, detected_wall_s f64.
  *   - Histogram attribute bucket_rule is the text
  *     "bucket 0: value 0; bucket i>=1: [2^(i-1), 2^i)".
- *   - Datasets of 1 MiB or more are chunked with shuffle + deflate (any HDF5
+ *   - Datasets of 64 KiB or more are chunked with shuffle + deflate (any HDF5
  *     reader decodes them); smaller ones are contiguous. The file uses the
  *     HDF5 1.8 object format.
  */

@@ -87,7 +87,7 @@
 /* Longest object path we name in a message: /series/<group>/<name>/buckets. */
 #define WHERE_MAX 256
 
-#define CHUNK_MIN_BYTES (1u << 20) /* below: contiguous */
+#define CHUNK_MIN_BYTES (64u << 10) /* below: contiguous */
 #define CHUNK_BYTES (1u << 20)     /* about this much per chunk */
 #define DEFLATE_LEVEL 1
 
