@@ -56,7 +56,7 @@ const struct cxs_cfg_key cxs_app_keys[] = {
 		 "simulated time into /series of the output (0: no time series)." },
 	{ .section = "output", .key = "sample", .type = CXS_CFG_STRING, .def = "",
 	  .doc = "Time series: which counters, as component/name globs separated by spaces, "
-		 "e.g. \"port/tx_bytes_repl core*/cycles\" (*/* for all); needs "
+		 "e.g. \"port/tx_bytes_repl l1/misses\" (*/* for all); needs "
 		 "output.sample_interval." },
 	{ .section = "output", .key = "log_level", .type = CXS_CFG_ENUM, .def = "warn",
 	  .choices = "error|warn|info|debug",

@@ -758,7 +758,7 @@ int cxs_stats_patterns_check(const char *patterns, char *err, size_t errlen)
 		int len = (int)(pt.nend - pt.c);
 		if (pt.cend == pt.nend) {
 			snprintf(err, errlen, "pattern \"%.*s\" has no '/': write component/name, "
-				 "e.g. core*/cycles or */* for every counter", len, pt.c);
+				 "e.g. port/tx_bytes_* or */* for every counter", len, pt.c);
 			return -1;
 		}
 		if (memchr(pt.n, '/', (size_t)(pt.nend - pt.n)) != NULL ||
@@ -770,7 +770,7 @@ int cxs_stats_patterns_check(const char *patterns, char *err, size_t errlen)
 	}
 	if (n == 0) {
 		snprintf(err, errlen, "no pattern: list component/name globs such as "
-			 "\"port/tx_bytes_repl core*/cycles\"");
+			 "\"port/tx_bytes_repl engine/events\"");
 		return -1;
 	}
 	return 0;

@@ -58,3 +58,12 @@ for base, interval, groups in (("p", 50_000_000, {"engine", "phold"}),
     assert df.shape == (S, len(ev)) and df.index[1] == interval
     print(f"{base}: {n} series of {S} samples identical at np 1 and 3; checksum unchanged")
 PY
+
+# Bad sampling keys: one line naming the key, no output.
+expect_error "output.sample: pattern \"core\" has no '/'" "$SRC/inputs/phold-ross-16.ini" \
+	--set output.sample_interval=1us --set output.sample=core
+expect_error "output.sample: is set, but output.sample_interval is 0" \
+	"$SRC/inputs/phold-ross-16.ini" --set output.sample=engine/events
+expect_error "output.sample: no pattern" "$SRC/inputs/phold-ross-16.ini" \
+	--set output.sample_interval=1us
+echo "bad sampling keys refused"
