@@ -175,6 +175,11 @@ struct cxs_engine_config {
 	cxs_type_of_fn *type_of;
 	void *type_ctx;          /* the model's instance: cxs_lp_ctx() in every node */
 	const char *model;       /* recorded in the output */
+	/* Time series: every sample_interval of simulated time (0: off), the
+	 * counters that `sample` selects (cxs_stats_patterns_check); engine.c,
+	 * "Time series". Sampling creates no event and changes no checksum. */
+	cxs_time sample_interval;
+	const char *sample;
 };
 
 /* What a run reports back to the caller (valid on every surviving rank). */

@@ -27,4 +27,10 @@ extern const struct cxs_model *const cxs_models[];
 enum app_mapping { APP_MAP_BLOCK = 0, APP_MAP_ROUND_ROBIN = 1, APP_MAP_EXPLICIT = 2 };
 /* output.log_level lists error|warn|info|debug: the indices are enum cxs_log_level. */
 
+struct cxs_engine_config;
+
+/* output.sample_interval and output.sample into e; 0, or -1 with file:line:key in err. */
+int app_sampling_configure(const struct cxs_config *cfg, struct cxs_engine_config *e, char *err,
+			   size_t errlen);
+
 #endif /* CXLSIM_APP_CONFIG_PRIV_H */

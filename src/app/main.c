@@ -713,7 +713,7 @@ static int validate(struct app *app, char *err, size_t errlen)
 			err, errlen) != 0)
 		return -1;
 	if (check_mapping(app, err, errlen) != 0 || check_kills(app, err, errlen) != 0 ||
-	    check_output(app, err, errlen) != 0)
+	    check_output(app, err, errlen) != 0 || app_sampling_configure(cfg, e, err, errlen) != 0)
 		return -1;
 	e->seed = cxs_config_uint(cfg, "engine", "seed");
 	e->failure_timeout_s = cxs_config_double(cfg, "engine", "failure_timeout");

@@ -874,6 +874,8 @@ struct cxs_core *cxs_core_new(uint32_t node, uint32_t id, const struct cxs_core_
 	if (st) {
 		char group[32];
 		snprintf(group, sizeof group, "core%u", id);
+		if (cxs_stats_instance(st, group, "core", id) != 0) /* row `id` of group core */
+			goto oom;
 		for (int i = 0; i < C_COUNT; i++)
 			c->out[i] = cxs_stats_counter(st, group, counter_name[i], counter_unit[i],
 						      counter_doc[i]);

@@ -61,6 +61,17 @@
  * node's events are discarded unhandled, so the survivors see exactly what an
  * injected kill of the node at TIME shows them.
  *
+ * Time series (cfg.sample_interval = I > 0). Node n's sample k is its
+ * selected counters after every event it handled before k * I. handle()
+ * checks, per event, whether the event is at or past the node's next boundary
+ * and records the samples of every boundary up to it first, so the cost when
+ * sampling is off is one comparison per event, and no event is ever created:
+ * the checksum cannot change. Because a node's counters change only in its
+ * own events, the samples do not depend on the mapping. At the end of the run
+ * every node records its boundaries up to this rank's last event time and one
+ * more, which holds its final values; the writer extends every node to the
+ * run's common sample count with that last sample (h5out.h, /series).
+ *
  * Output (output.c). At the end every live rank sends its nodes' counters and
  * its engine figures to the writer (the lowest live rank), which builds the
  * run record, calls the caller's output function, and releases the others.
@@ -314,6 +325,11 @@ static int validate(const struct cxs_engine_config *c, int nranks, char *err, si
 		return snprintf(err, errlen, "engine.failure_timeout must be > 0"), -1;
 	if (!c->type_of)
 		return snprintf(err, errlen, "no node types"), -1;
+	if (c->sample_interval) {
+		char why[200];
+		if (cxs_stats_patterns_check(c->sample, why, sizeof why) != 0)
+			return snprintf(err, errlen, "output.sample: %s", why), -1;
+	}
 	for (uint32_t n = 0; c->rank_map && n < c->nnodes; n++)
 		if (c->rank_map[n] >= (uint32_t)nranks)
 			return snprintf(err, errlen,
@@ -384,6 +400,9 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 		lp->stats = cxs_stats_new();
 		if (!lp->stats)
 			cxs_bug(NULL, "out of memory for statistics");
+		lp->next_sample = cfg->sample_interval ? 0 : CXS_TIME_INF;
+		if (cfg->sample_interval && cxs_stats_sample_select(lp->stats, cfg->sample) != 0)
+			cxs_bug(NULL, "out of memory for the time-series selection");
 		uint64_t x = cfg->seed ^ (UINT64_C(0x2545f4914f6cdd1d) * (n + 1));
 		for (int k = 0; k < 4; k++)
 			lp->rng[k] = splitmix64(&x);
@@ -717,11 +736,37 @@ static bool apply_fails(struct cxs_engine *e, cxs_time gmin)
 
 /* ---- handling events ------------------------------------------------------ */
 
+/* Records every boundary at or below t not yet recorded (see "Time series"). */
+static void sample_until(struct cxs_engine *e, struct cxs_lp *lp, cxs_time t)
+{
+	cxs_time step = e->cfg.sample_interval;
+
+	while (lp->next_sample <= t) {
+		if (cxs_stats_sample(lp->stats) != 0)
+			cxs_bug(lp, "out of memory for the time series");
+		lp->next_sample = lp->next_sample > CXS_TIME_INF - step ? CXS_TIME_INF
+									  : lp->next_sample + step;
+	}
+}
+
+/* The end of the run: every node's samples up to this rank's last event, and one more. */
+static void finish_samples(struct cxs_engine *e)
+{
+	for (uint32_t i = 0; e->cfg.sample_interval && i < e->nlocal; i++) {
+		struct cxs_lp *lp = &e->lps[i];
+		sample_until(e, lp, e->now);
+		if (lp->next_sample != CXS_TIME_INF)
+			sample_until(e, lp, lp->next_sample);
+	}
+}
+
 static void handle(struct cxs_engine *e, struct cxs_event *ev)
 {
 	if (!e->node_alive[ev->dst])
 		return; /* a node that failed inside this process (--fail): it handles nothing more */
 	struct cxs_lp *lp = &e->lps[e->node_local[ev->dst]];
+	if (ev->time >= lp->next_sample)
+		sample_until(e, lp, ev->time);
 	e->now = ev->time;
 	e->cur = lp;
 	lp->digest = mix64(mix64(mix64(lp->digest, ev->time), ((uint64_t)ev->src << 32) | ev->type),
@@ -967,6 +1012,7 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 		comm_service_now_and_then(e);
 	}
 	run_windows(e);
+	finish_samples(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
 	progress_update(e, true);
 	for (uint32_t i = 0; i < e->nlocal; i++) {

@@ -187,6 +187,7 @@ struct cxs_lp {
 	uint64_t committed;
 	uint64_t rng[4];     /* xoshiro256** */
 	struct cxs_stats *stats;
+	cxs_time next_sample; /* next time-series boundary; CXS_TIME_INF when off */
 	uint64_t *c_events, *c_sent, *c_scheduled, *c_dropped_dead, *c_dropped_end;
 };
 

@@ -217,7 +217,8 @@ static int write_output(struct cxs_engine *e, struct gathered *g, struct cxs_run
 		.end_time_ps = e->cfg.end_time, .final_time_ps = res->final_time,
 		.wall_seconds = comm_now() - e->t_start, .ncolumns = sizeof cols / sizeof cols[0],
 		.columns = cols, .nnodes = e->cfg.nnodes, .nodes = nodes,
-		.nfailures = e->nfailures, .failures = fr, .tick = comm_service_tick, .tick_ctx = e};
+		.nfailures = e->nfailures, .failures = fr, .tick = comm_service_tick, .tick_ctx = e,
+		.sample_interval_ps = e->cfg.sample_interval};
 	int rc = out ? out(&rec, ctx, err, errlen) : 0;
 	for (int i = 0; i < 7; i++)
 		free(u[i]);
