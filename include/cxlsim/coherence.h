@@ -3,9 +3,9 @@
  * and the home directories of memory nodes (MNs), as two state machines that
  * know nothing of MPI or of the engine's queues: they receive a message and
  * the current time, update their state, and emit messages through callbacks.
- * The node types (src/node) connect them to the engine and the fabric; the
- * unit tests connect them to each other directly and deliver messages in
- * chosen orders to force races.
+ * The node types (src/node/cn_node.c, mn_node.c) connect them to the engine
+ * through the node port (nport.h); the unit tests connect them to each other
+ * directly and deliver messages in chosen orders to force races.
  *
  * Protocol (MESI, blocking home, DIKTAMO §II-A / Sorin–Hill–Wood ch. 8):
  *
@@ -38,7 +38,7 @@
  * DATA_E and DATA_M carry the count. Together with a CN-local counter of the
  * writes made under the grant, (epoch, count) totally orders every write to
  * the line — the single write order that coherence promises — which is what
- * the random tester checks every load against (src/workload/random_tester.c).
+ * the random tester checks every load against (src/core/tester.c).
  */
 #ifndef CXLSIM_COHERENCE_H
 #define CXLSIM_COHERENCE_H
@@ -161,13 +161,16 @@ int cxs_home_cn_failed(struct cxs_home *h, cxs_time now, uint32_t cn,
  */
 int cxs_home_stuck(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
 		   size_t len);
+/* The same, and *awaited = the node that transaction waits for (UINT32_MAX: none). */
+int cxs_home_stuck_on(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
+		      size_t len, uint32_t *awaited);
 
 /* ---- compute node memory hierarchy (one per CN) ------------------------ */
 
 /*
  * A core's memory request. The memory system is the same whatever issues the
- * requests (the test cores now, the out-of-order core later): requests go in
- * through cxs_cn_request and come back through env.complete.
+ * requests (the random tester's cores, the out-of-order core, a DIKTAMO agent):
+ * requests go in through cxs_cn_request and come back through env.complete.
  */
 enum cxs_mem_op {
 	CXS_OP_LOAD = 0,

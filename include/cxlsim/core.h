@@ -8,7 +8,8 @@
  * loads and stores through env.request, learns where a line is through
  * env.where, is told of completions (cxs_core_complete) and of lost lines
  * (cxs_core_invalidated), and asks to be woken at a time (env.wake). The
- * node glue (src/node/memsys.c) turns wakes and completions into events.
+ * CN node type (src/node/cn_node.c, workload.c) turns wakes and completions into
+ * events.
  *
  * The model, per core (all sizes configurable; defaults in brackets):
  *   - frontend: one instruction per cycle (non-memory instructions have CPI

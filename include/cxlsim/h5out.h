@@ -43,8 +43,10 @@
  * Details a reader relies on:
  *   - A group is a component ("port", "l1") or, for components declared with
  *     cxs_stats_instance, their group ("core" for core0, core1, ...). Rows are
- *     ordered by node id, then index. Only alive nodes whose statistics reached
- *     the writer have rows: a dead node simply has none.
+ *     ordered by node id, then index. Only nodes whose statistics reached the
+ *     writer have rows: a node that died with its rank has none; one failed
+ *     with --fail keeps its rows as they were when it failed (/nodes/alive
+ *     tells them apart).
  *   - A row that lacks a statistic reads 0 (an empty range for a vector) and
  *     the statistic's attribute absent_rows (uint32[]) lists those rows; it is
  *     there only when some row lacks it.

@@ -26,7 +26,7 @@
  *
  * These checks are local to a core: a CN that keeps a stale copy keeps
  * returning the same old value, which none of them can see. The exact check
- * (tester.exact_check, src/node/memsys.c) closes that gap: with every CN in
+ * (tester.exact_check, src/node/exact_check.c) closes that gap: with every CN in
  * one process it compares every load of CXL memory with the latest write
  * performed before it in simulated time. The tests run it at np = 1 and
  * require np = 6 to reproduce the same run; coherence.checker_can_fail injects

@@ -231,6 +231,15 @@ static int configure_params(const struct cxs_config *cfg, struct axle_model *M, 
 	return 0;
 }
 
+void axle_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f)
+{
+	(void)state;
+	cxs_lp_fail(lp, 9,
+		    "AXLE: node %u failed at %llu ps; offloading has no failure model (the "
+		    "paper's hosts and CCMs do not fail), so the run stops",
+		    f->nodes[0], (unsigned long long)f->times[0]);
+}
+
 static void release(void *ctx)
 {
 	struct axle_model *M = ctx;

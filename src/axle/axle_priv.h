@@ -123,8 +123,9 @@ void axle_send(struct cxs_nport *np, const struct axle_params *P, uint32_t dst,
 	       const struct axle_msg *m);
 enum cxs_msg_type axle_msg_type(const struct axle_params *P, uint32_t ev);
 
-/* The two node types (host.c, ccm.c). */
+/* The two node types (host.c, ccm.c), and the failure callback both have: an error. */
 extern const struct cxs_node_type axle_host_type, axle_ccm_type;
+void axle_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f);
 
 /* ---- workloads (kernels.c) -------------------------------------------- */
 

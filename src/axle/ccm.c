@@ -662,5 +662,6 @@ const struct cxs_node_type axle_ccm_type = {
 	.state_size = sizeof(struct ccm),
 	.init = ccm_init,
 	.event = ccm_event,
+	.failure = axle_failure,
 	.finalize = ccm_finalize,
 };

@@ -797,5 +797,6 @@ const struct cxs_node_type axle_host_type = {
 	.state_size = sizeof(struct host),
 	.init = host_init,
 	.event = host_event,
+	.failure = axle_failure,
 	.finalize = host_finalize,
 };

@@ -438,12 +438,12 @@ int cxs_home_cn_failed(struct cxs_home *h, cxs_time now, uint32_t cn,
 		       void (*owned)(void *ctx, uint64_t line), void *ctx, char *err,
 		       size_t errlen)
 {
-	uint64_t bit = UINT64_C(1) << cn;
 	cxs_time t = now + h->dir_latency;
 	if (cn >= h->ncns) {
 		snprintf(err, errlen, "home %u: failure of node %u, which is not a CN", h->node, cn);
 		return -1;
 	}
+	uint64_t bit = UINT64_C(1) << cn; /* cn < ncns <= 64 */
 	h->dead |= bit;
 	for (size_t i = 0; i < h->dir.n; i++) {
 		struct cxs_home_entry *e = cxs_line_map_at(&h->dir, i);
@@ -500,6 +500,12 @@ const struct cxs_home_entry *cxs_home_entry(const struct cxs_home *h, uint64_t l
 int cxs_home_stuck(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
 		   size_t len)
 {
+	return cxs_home_stuck_on(h, now, timeout, buf, len, NULL);
+}
+
+int cxs_home_stuck_on(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
+		      size_t len, uint32_t *awaited)
+{
 	const struct cxs_home_entry *worst = NULL;
 	uint64_t wline = 0;
 	for (size_t i = 0; i < h->nbusy; i++) {
@@ -515,6 +521,17 @@ int cxs_home_stuck(const struct cxs_home *h, cxs_time now, cxs_time timeout, cha
 	}
 	if (!worst)
 		return 0;
+	if (awaited) {
+		/* The first CN whose ack is due (INV), or the recalled owner. */
+		*awaited = UINT32_MAX;
+		if (worst->busy == CXS_HB_RECALL)
+			*awaited = worst->owner;
+		for (uint32_t c = 0; worst->busy == CXS_HB_INV && c < h->ncns; c++)
+			if (worst->sharers >> c & 1) {
+				*awaited = c;
+				break;
+			}
+	}
 	snprintf(buf, len,
 		 "home %u line %#" PRIx64 " (address %#" PRIx64 "): no progress for %" PRIu64
 		 " ps: state %s, %s (%u acks missing), serving %s from node %u, owner %u, sharers "

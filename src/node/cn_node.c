@@ -126,6 +126,78 @@ static void on_coherence(void *ctx, cxs_time now, const struct cxs_envelope *env
 		cxs_lp_fail(cn->lp, 3, "protocol error: %s", err);
 }
 
+/* ---- failures --------------------------------------------------------------------- */
+
+static void cn_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f)
+{
+	struct cn_node *cn = state;
+	memsys_failure_notice(lp, cn->M, f, &cn->known_dead);
+}
+
+/* What this CN held when it failed (memsys.c, "Failures"): only a --fail run has it. */
+struct held_record {
+	struct cn_node *cn;
+	struct cxs_vec *addr, *how, *lost_addr, *lost_value;
+	uint64_t dirty_lines, lost_words;
+	bool oom;
+};
+
+static void held_line(void *ctx, uint64_t line, enum cxs_cn_hold how, const uint8_t *data,
+		      uint8_t unsaved)
+{
+	struct held_record *h = ctx;
+	h->oom |= cxs_vec_push(h->addr, line << CXS_LINE_SHIFT) != 0 ||
+		  cxs_vec_push(h->how, (uint64_t)how) != 0;
+	if (how != CXS_HOLD_M)
+		return;
+	h->dirty_lines += unsaved != 0;
+	for (uint32_t w = 0; w < CXS_LINE_BYTES / 8; w++) {
+		if (!(unsaved >> w & 1))
+			continue;
+		uint64_t v;
+		memcpy(&v, data + 8 * w, 8); /* little-endian host, as the line's bytes are */
+		h->oom |= cxs_vec_push(h->lost_addr, (line << CXS_LINE_SHIFT) + 8 * w) != 0 ||
+			  cxs_vec_push(h->lost_value, v) != 0;
+		h->lost_words++;
+	}
+}
+
+static void record_held_at_failure(struct cn_node *cn)
+{
+	struct cxs_stats *st = cxs_lp_stats(cn->lp);
+	struct held_record h = {
+		.cn = cn,
+		.addr = cxs_stats_vector(st, "cn", "held_at_failure_addr", "address",
+					 "CXL lines this CN held when it failed (--fail only: a killed rank takes them along)"),
+		.how = cxs_stats_vector(st, "cn", "held_at_failure_state", "enum",
+					"how each line of held_at_failure_addr was held: 0 S, 1 E, 2 M, 3 request pending at the home, 4 write-back in flight"),
+		.lost_addr = cxs_stats_vector(st, "cn", "lost_addr", "address",
+					      "words written under an M grant and not yet sent to memory: lost with the CN"),
+		.lost_value = cxs_stats_vector(st, "cn", "lost_value", "value",
+					       "the unsaved value of each word of lost_addr"),
+	};
+	uint64_t *c_lost = cxs_stats_counter(st, "cn", "lost_words", "words",
+					     "words lost with this CN's failure (unsaved writes)");
+	uint64_t *c_dirty = cxs_stats_counter(st, "cn", "lost_lines", "lines",
+					      "M lines with unsaved words when this CN failed");
+	if (!h.addr || !h.how || !h.lost_addr || !h.lost_value || !c_lost || !c_dirty) {
+		cxs_log(CXS_LOG_ERROR, cxs_now(cn->lp), "node %u: cannot record its state at failure",
+			cxs_lp_id(cn->lp));
+		return;
+	}
+	cxs_cn_lines_held(cn->agent, held_line, &h);
+	*c_lost = h.lost_words;
+	*c_dirty = h.dirty_lines;
+	if (h.oom)
+		cxs_log(CXS_LOG_ERROR, cxs_now(cn->lp), "node %u: out of memory recording its state "
+			"at failure (the record is incomplete)", cxs_lp_id(cn->lp));
+	cxs_log(CXS_LOG_WARN, cxs_now(cn->lp),
+		"node %u failed holding %llu CXL lines: %llu dirty with %llu unsaved words (lost; "
+		"their values are in the output, cn/lost_*)",
+		cxs_lp_id(cn->lp), (unsigned long long)h.addr->len,
+		(unsigned long long)h.dirty_lines, (unsigned long long)h.lost_words);
+}
+
 /* ---- the node type -------------------------------------------------------------- */
 
 static int cn_init(struct cxs_lp *lp, void *state)
@@ -187,6 +259,9 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	case EV_CORE_DONE:
 		workload_done(cn, ev);
 		return;
+	case EV_FAILED:
+		cn->dead |= UINT64_C(1) << ((const struct fail_ev *)(const void *)ev->data)->node;
+		return;
 	case EV_WATCHDOG:
 		cn->watch.armed = false;
 		if (cxs_cn_stuck(cn->agent, ev->time, cn->M->deadlock_timeout, err, sizeof err))
@@ -202,8 +277,9 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 static void cn_finalize(struct cxs_lp *lp, void *state)
 {
 	struct cn_node *cn = state;
-	(void)lp;
 	dram_counters(cxs_lp_stats(cn->lp), &cn->dram);
+	if (!cxs_node_alive(lp, cxs_lp_id(lp)))
+		record_held_at_failure(cn);
 	workload_cn_finish(cn);
 	cxs_cn_free(cn->agent);
 	cxs_dram_destroy(&cn->dram);
@@ -214,6 +290,7 @@ const struct cxs_node_type memsys_cn_type = {
 	.state_size = sizeof(struct cn_node),
 	.init = cn_init,
 	.event = cn_event,
+	.failure = cn_failure,
 	.finalize = cn_finalize,
 };
 

@@ -24,6 +24,25 @@
  * An idle node's watchdog stops and the next message or request re-arms it,
  * so a finished workload ends the run instead of ticking to the end time
  * (which cost a window per tick: memsys at np = 2 was 3x slower than np = 1).
+ *
+ * Failures (WB and WT; DIKTAMO's replication and recovery build on this). A
+ * CN fail-stops at T_f (engine.h). The switch notices fabric.detect_latency
+ * later and never answers for it (the engine drops what is sent to it); at
+ * that moment every home forgets it exactly (cxs_home_cn_failed: sharer
+ * vectors, transactions waiting on it, its queued requests), and the lines it
+ * owned — E or M, which a home cannot tell apart — keep their memory value
+ * and are recorded as owned at failure (home/owned_at_failure_addr); a WB
+ * CN's dirty words in them are lost, a WT CN's are not (every store completed
+ * only once its MN had it). The detection latency exceeds any message's
+ * flight, so everything the CN sent before T_f has arrived by then (anything
+ * later is dropped and counted, home/dropped_from_dead). Before detection a
+ * transaction waiting on the dead CN is not a deadlock: the watchdog says so
+ * and waits. A CN failed with --fail keeps its state in the process and
+ * records what it held (cn/held_at_failure_*, cn/lost_*), so a test can check
+ * the homes' lists against it. Surviving threads stuck on a lock a dead
+ * thread holds or at a barrier dead threads never reach are reported
+ * (workload.c), not run forever as errors. An MN failure is outside the model:
+ * the run stops with an error naming it.
  */
 #include "cxlsim/memsys.h"
 
@@ -77,6 +96,35 @@ static int configure_system(const struct cxs_config *cfg, struct memsys *M, char
 		.drop_key = "coherence.drop_message",
 	};
 	return 0;
+}
+
+void memsys_failure_notice(struct cxs_lp *lp, const struct memsys *M,
+			   const struct cxs_failure_notice *f, uint64_t *known)
+{
+	cxs_time now = cxs_now(lp);
+	for (size_t i = 0; i < f->n; i++) {
+		uint32_t node = f->nodes[i];
+		cxs_time tf = f->times[i];
+		if (node >= M->cns) {
+			cxs_lp_fail(lp, 9,
+				    "memory node %u failed at %llu ps: MN failures are outside the "
+				    "failure model (MNs do not fail, DIKTAMO §III-B); the run stops",
+				    node, (unsigned long long)tf);
+			continue;
+		}
+		*known |= UINT64_C(1) << node;
+		cxs_time detect = tf + M->fab.detect_latency;
+		if (detect < now) {
+			/* Only a kill from outside, with windows far apart, gets here. */
+			cxs_log(CXS_LOG_WARN, now,
+				"node %u: learnt of CN %u's failure (at %llu ps) only after the switch "
+				"would have detected it (%llu ps): reacting now",
+				cxs_lp_id(lp), node, (unsigned long long)tf, (unsigned long long)detect);
+			detect = now;
+		}
+		struct fail_ev fe = {.node = node, .tf = tf};
+		cxs_schedule(lp, detect - now, EV_FAILED, &fe, sizeof fe);
+	}
 }
 
 static const struct cxs_node_type *type_of(uint32_t node, void *ctx)

@@ -47,7 +47,16 @@ enum {
 	EV_WATCHDOG,
 	EV_SEND,        /* a message an agent emitted for a later time */
 	EV_CORE_STEP,   /* an out-of-order core asked to be woken */
+	EV_FAILED,      /* the switch has detected a CN's failure (struct fail_ev) */
 };
+
+/* A CN's failure as the switch detects it, fabric.detect_latency after its T_f. */
+struct fail_ev {
+	uint32_t node;
+	uint32_t pad;
+	cxs_time tf;
+};
+
 
 /* ---- configuration of each part ---------------------------------------------- */
 
@@ -92,6 +101,15 @@ struct memsys {
 	struct workload wl;
 	struct exact_check *exact;       /* NULL unless tester.exact_check */
 };
+
+/*
+ * The engine's failure notice, as every memsys node takes it (memsys.c): a
+ * failed MN stops the run (outside the papers' failure model); for a failed
+ * CN it schedules EV_FAILED at T_f + fabric.detect_latency — never earlier
+ * than now — and sets its bit in *known (the CNs this node knows dead).
+ */
+void memsys_failure_notice(struct cxs_lp *lp, const struct memsys *M,
+			   const struct cxs_failure_notice *f, uint64_t *known);
 
 /* Each part's keys (model.h), listed by the model in memsys.c. */
 extern const struct cxs_key_table memsys_cn_key_table, memsys_mn_key_table,
@@ -145,6 +163,8 @@ struct cn_node {
 	struct cxs_dram dram;
 	struct node_watch watch;
 	struct cxs_cn *agent;
+	uint64_t dead;               /* CNs whose failure the switch has reported */
+	uint64_t known_dead;         /* ... or the engine's notice has */
 	struct cxs_tester *testers;  /* tester mode: one per core */
 	struct cxs_kt **kts;         /* kernel mode: a program and a core per core */
 	struct cxs_core **ooo;

@@ -39,6 +39,11 @@ struct mn_node {
 	struct cxs_dram dram;
 	struct node_watch watch;
 	struct cxs_home home;
+	uint64_t known_dead;            /* CNs the engine has said failed */
+	struct cxs_vec *owned_addr, *owned_cn; /* registered at the first CN failure */
+	uint64_t *c_owned;
+	uint32_t failed_cn;             /* the CN being forgotten (cn_failed) */
+	bool warned_waiting;            /* the watchdog said once that it waits on a failed CN */
 };
 
 static void home_send(void *ctx, cxs_time when, const struct cxs_coh_msg *m)
@@ -76,6 +81,58 @@ static void on_coherence(void *ctx, cxs_time now, const struct cxs_envelope *env
 	(void)len;
 	if (cxs_home_handle(&mn->home, now, body, err, sizeof err) != 0)
 		cxs_lp_fail(mn->lp, 3, "protocol error: %s", err);
+}
+
+/* cxs_home_cn_failed's report: one line the failed CN owned. */
+static void owned_at_failure(void *ctx, uint64_t line)
+{
+	struct mn_node *mn = ctx;
+	if (cxs_vec_push(mn->owned_addr, line << CXS_LINE_SHIFT) != 0 ||
+	    cxs_vec_push(mn->owned_cn, mn->failed_cn) != 0)
+		cxs_lp_fail(mn->lp, 2, "node %u: out of memory recording lines owned at failure",
+			    cxs_lp_id(mn->lp));
+	++*mn->c_owned;
+}
+
+/* The switch reports a CN's failure: the home forgets it (memsys.c, "Failures"). */
+static void cn_failed(struct mn_node *mn, const struct cxs_event *ev)
+{
+	const struct fail_ev *fe = (const void *)ev->data;
+	struct cxs_stats *st = cxs_lp_stats(mn->lp);
+	char err[512] = "";
+	if (!mn->owned_addr) {
+		mn->owned_addr = cxs_stats_vector(st, "home", "owned_at_failure_addr", "address",
+						  "lines a failed CN owned (E or M) when the switch detected its failure: their memory value stands");
+		mn->owned_cn = cxs_stats_vector(st, "home", "owned_at_failure_cn", "node",
+						"the failed CN of each line in owned_at_failure_addr");
+		mn->c_owned = cxs_stats_counter(st, "home", "owned_at_failure_lines", "lines",
+						"lines failed CNs owned when their failure was detected");
+		if (!mn->owned_addr || !mn->owned_cn || !mn->c_owned) {
+			cxs_lp_fail(mn->lp, 2, "node %u: cannot register the failure records",
+				    cxs_lp_id(mn->lp));
+			return;
+		}
+	}
+	uint64_t before = *mn->c_owned;
+	mn->failed_cn = fe->node;
+	if (cxs_home_cn_failed(&mn->home, ev->time, fe->node, owned_at_failure, mn, err,
+			       sizeof err) != 0) {
+		cxs_lp_fail(mn->lp, 3, "protocol error: %s", err);
+		return;
+	}
+	cxs_log(CXS_LOG_INFO, ev->time,
+		"node %u: CN %u failed at %llu ps; %llu of the lines it owned (E or M) were "
+		"homed here and keep their memory value",
+		cxs_lp_id(mn->lp), fe->node, (unsigned long long)fe->tf,
+		(unsigned long long)(*mn->c_owned - before));
+	if (mn->home.nbusy)
+		watch_arm(&mn->watch);
+}
+
+static void mn_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f)
+{
+	struct mn_node *mn = state;
+	memsys_failure_notice(lp, mn->M, f, &mn->known_dead);
 }
 
 static int mn_init(struct cxs_lp *lp, void *state)
@@ -120,12 +177,33 @@ static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	case EV_SEND:
 		cxs_nport_send_held(&mn->port, ev);
 		return;
-	case EV_WATCHDOG:
+	case EV_WATCHDOG: {
+		uint32_t awaited = UINT32_MAX;
 		mn->watch.armed = false;
-		if (cxs_home_stuck(&mn->home, ev->time, mn->M->deadlock_timeout, err, sizeof err))
-			cxs_lp_fail(lp, 4, "deadlock: %s", err);
-		else if (mn->home.nbusy)
+		if (!cxs_home_stuck_on(&mn->home, ev->time, mn->M->deadlock_timeout, err, sizeof err,
+				       &awaited)) {
+			if (mn->home.nbusy)
+				watch_arm(&mn->watch);
+			return;
+		}
+		if (awaited < 64 && (mn->known_dead >> awaited & 1) && !(mn->home.dead >> awaited & 1)) {
+			/* Not a deadlock: the CN it waits on failed, the switch will say so. */
+			if (!mn->warned_waiting)
+				cxs_log(CXS_LOG_WARN, ev->time, "node %u: waiting on failed node %u "
+					"until the switch detects it: %s", cxs_lp_id(lp), awaited, err);
+			mn->warned_waiting = true;
 			watch_arm(&mn->watch);
+			return;
+		}
+		if (awaited < 64 && (mn->home.dead >> awaited & 1))
+			cxs_lp_fail(lp, 4, "deadlock on failed node %u, which the home has "
+				    "already forgotten (a bug): %s", awaited, err);
+		else
+			cxs_lp_fail(lp, 4, "deadlock: %s", err);
+		return;
+	}
+	case EV_FAILED:
+		cn_failed(mn, ev);
 		return;
 	default:
 		cxs_bug(lp, "MN got event type %u", ev->type);
@@ -135,8 +213,11 @@ static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 static void mn_finalize(struct cxs_lp *lp, void *state)
 {
 	struct mn_node *mn = state;
-	(void)lp;
 	dram_counters(cxs_lp_stats(mn->lp), &mn->dram);
+	if (mn->home.dropped_from_dead)
+		*cxs_stats_counter(cxs_lp_stats(lp), "home", "dropped_from_dead", "messages",
+				   "messages from failed CNs that arrived after their failure was handled") =
+			mn->home.dropped_from_dead;
 	cxs_home_free(&mn->home);
 	cxs_dram_destroy(&mn->dram);
 }
@@ -146,5 +227,6 @@ const struct cxs_node_type memsys_mn_type = {
 	.state_size = sizeof(struct mn_node),
 	.init = mn_init,
 	.event = mn_event,
+	.failure = mn_failure,
 	.finalize = mn_finalize,
 };

@@ -262,8 +262,42 @@ void workload_done(struct cn_node *cn, const struct cxs_event *ev)
 }
 
 /*
+ * After a CN failure, a surviving thread may spin for ever on a lock a dead
+ * thread holds, or at a barrier whose dead participants never arrive: that is
+ * the failure's doing, not the workload's. Returns a description, or NULL if
+ * the thread's wait does not involve a failed node.
+ */
+static const char *blocked_by_failure(const struct cn_node *cn, uint32_t c, char *buf,
+				      size_t len)
+{
+	uint64_t dead = cn->dead | cn->known_dead;
+	uint32_t cores = cn->M->cn.cores;
+	struct cxs_kt_wait w;
+	if (!dead || !cn->kts)
+		return NULL;
+	cxs_kt_waiting(cn->kts[c], &w);
+	if (w.kind == CXS_KT_WAIT_LOCK && w.holder != UINT32_MAX && w.holder / cores < 64 &&
+	    (dead >> (w.holder / cores) & 1)) {
+		snprintf(buf, len, "waits for lock %#" PRIx64 ", held by thread %u of failed node %u",
+			 w.addr, w.holder, w.holder / cores);
+		return buf;
+	}
+	if (w.kind == CXS_KT_WAIT_BARRIER) {
+		for (uint32_t t = 0; t < w.n; t += cores)
+			if (t / cores < 64 && (dead >> (t / cores) & 1)) {
+				snprintf(buf, len, "waits at barrier %#" PRIx64 " of %u threads, "
+					 "among them failed node %u's", w.addr, w.n, t / cores);
+				return buf;
+			}
+	}
+	return NULL;
+}
+
+/*
  * Every core of a live CN must have finished (see the header). Memory
  * operations done and the reference run's count, summed over the CN's cores.
+ * A core blocked by a failure is reported (workload/blocked_on_failure), not
+ * counted against the workload.
  */
 static void completion_check(struct cn_node *cn)
 {
@@ -274,11 +308,24 @@ static void completion_check(struct cn_node *cn)
 	if (!cxs_node_alive(lp, node))
 		return; /* a failed node's work ended with it */
 	for (uint32_t c = 0; c < M->cn.cores; c++) {
-		char d[512] = "", total[96] = "";
+		char d[512] = "", total[96] = "", why[160];
 		uint64_t done, want = 0;
 		if (cn->ooo) {
 			if (cxs_core_done(cn->ooo[c]))
 				continue;
+			const char *b = blocked_by_failure(cn, c, why, sizeof why);
+			if (b) {
+				struct cxs_stats *st = cxs_lp_stats(lp);
+				++*cxs_stats_counter(st, "workload", "blocked_on_failure", "threads",
+						     "threads of this CN stuck at the end on a lock or barrier of failed threads");
+				struct cxs_vec *v = cxs_stats_vector(st, "workload", "blocked_threads", "thread",
+								     "the threads counted in blocked_on_failure");
+				if (v)
+					cxs_vec_push(v, (uint64_t)node * M->cn.cores + c);
+				cxs_log(CXS_LOG_WARN, cxs_now(lp), "node %u core %u did not finish: it %s",
+					node, c, b);
+				continue;
+			}
 			done = cxs_kt_mem_ops(cn->kts[c]);
 			if (w->ref_ops)
 				want = w->ref_ops[node * M->cn.cores + c];

@@ -835,10 +835,15 @@ static int sort_rows(struct writer *w, struct layout *L)
 	return 0;
 }
 
-/* Rows with statistics: alive nodes whose registry reached the writer. */
+/*
+ * Rows with statistics: nodes whose registry reached the writer. A node that
+ * failed with its rank has none; one that failed inside a live process
+ * (--fail) keeps its state up to its failure, which the failure checks read
+ * (/nodes/alive says which nodes failed).
+ */
 static bool node_has_rows(const struct cxs_node_record *n)
 {
-	return n->alive && n->stats != NULL;
+	return n->stats != NULL;
 }
 
 /* /stats: every statistic of every row. */

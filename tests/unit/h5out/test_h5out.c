@@ -54,7 +54,9 @@ static struct fixture fx;
  *   1  mn, dead, its statistics lost (NULL).
  *   2  cn, alive: components interleaved (a, b, a), l1 with a 4-bucket
  *      histogram, a vector a/v; samples a/x three times.
- *   3  cn, failed but its rank survived (alive 0, statistics present): no rows.
+ *   3  cn, died with its rank (alive 0, statistics lost): no rows. Its
+ *      statistics exist (fx.stats[3]) for test_failed_node_keeps_rows, where
+ *      it failed inside a live process (--fail) and keeps its rows.
  */
 static void setup(void)
 {
@@ -124,7 +126,7 @@ static void setup(void)
 	fx.nodes[0] = (struct cxs_node_record){ "cn", 0, 1, fx.stats[0] };
 	fx.nodes[1] = (struct cxs_node_record){ "mn", 1, 0, NULL };
 	fx.nodes[2] = (struct cxs_node_record){ "cn", 1, 1, fx.stats[2] };
-	fx.nodes[3] = (struct cxs_node_record){ "cn", 0, 0, fx.stats[3] };
+	fx.nodes[3] = (struct cxs_node_record){ "cn", 0, 0, NULL };
 
 	fx.failure = (struct cxs_failure_record){ .node = 1, .rank = 1, .time_ps = 123456789,
 						  .detected_wall_s = 2.5, .epoch = 3,
@@ -520,7 +522,7 @@ START_TEST(test_stats_groups)
 	assert_links(f, "/stats/l1", l1, 4);
 	assert_links(f, "/stats/a", a, 5);
 	ck_assert_uint_eq(attr_u8(f, "/stats/l1", "instanced"), 0);
-	read_u32s(f, "/stats/l1/node", 2, node); /* not node 3: it failed */
+	read_u32s(f, "/stats/l1/node", 2, node); /* not node 3: it died with its rank */
 	read_u32s(f, "/stats/l1/index", 2, index);
 	ck_assert_uint_eq(node[0], 0);
 	ck_assert_uint_eq(node[1], 2);
@@ -543,6 +545,36 @@ START_TEST(test_stats_groups)
 	ck_assert_uint_eq(v[0], 2);
 	assert_attr_str(f, "/stats/a/z", "units", "events");
 	assert_attr_str(f, "/stats/b/y", "description", "only of b");
+	ck_assert_int_eq(H5Fclose(f), 0);
+}
+END_TEST
+
+/*
+ * A node failed with --fail keeps its statistics as they were at its failure:
+ * it has rows (and /nodes/alive says it failed), unlike one whose rank died.
+ */
+START_TEST(test_failed_node_keeps_rows)
+{
+	uint32_t node[3];
+	uint64_t v[3];
+	uint8_t alive[4];
+	hid_t f, d;
+
+	fx.nodes[3].stats = fx.stats[3];
+	write_ok();
+	f = open_file();
+	read_u32s(f, "/stats/l1/node", 3, node);
+	ck_assert_uint_eq(node[0], 0);
+	ck_assert_uint_eq(node[1], 2);
+	ck_assert_uint_eq(node[2], 3);
+	read_u64s(f, "/stats/l1/hits", 3, v);
+	ck_assert_uint_eq(v[2], 99);
+	read_u32s(f, "/stats/dead/node", 1, node);
+	ck_assert_uint_eq(node[0], 3);
+	d = open_dset(f, "/nodes/alive", 1, 4, H5T_STD_U8LE);
+	ck_assert_int_ge(H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, alive), 0);
+	ck_assert_uint_eq(alive[3], 0);
+	H5Dclose(d);
 	ck_assert_int_eq(H5Fclose(f), 0);
 }
 END_TEST
@@ -967,6 +999,7 @@ Suite *h5out_suite(void)
 	tcase_add_test(file, test_node_tables);
 	tcase_add_test(file, test_stats_groups);
 	tcase_add_test(file, test_stats_instances);
+	tcase_add_test(file, test_failed_node_keeps_rows);
 	tcase_add_test(file, test_stats_histogram);
 	tcase_add_test(file, test_stats_vector);
 	tcase_add_test(file, test_large_vector_chunked);
