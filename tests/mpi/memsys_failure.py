@@ -11,6 +11,10 @@
       the two runs' homes recorded the same owned lines for the same CNs
   memsys_failure.py survivors A.h5 B.h5
       same checksum and the same counters on every node alive in both
+  memsys_failure.py survivors-model A.h5 B.h5
+      the same counters on every node alive in both, but for the engine's own
+      (engine/*: sends to a node between its T_f and the notice, and the
+      notice itself, depend on when the survivors learnt of the failure)
   memsys_failure.py blocked A.h5 OP N   workload/blocked_on_failure summed over CNs
 Exit status 0 when the check holds, 1 with a message otherwise.
 """
@@ -115,6 +119,18 @@ def main(argv):
             if diff:
                 fail(f"node {n} differs: {diff[:5]}")
         print(f"survivors identical: {len(alive)} nodes, checksum {a.attrs['checksum']:#x}")
+    elif what == "survivors-model":
+        a, b = (cxlsim_h5.load(p) for p in argv[2:4])
+        alive = [n for n in a.nodes if a.node_alive[n] and b.node_alive[n]]
+        ncmp = 0
+        for n in alive:
+            x, y = a.nodes[n], b.nodes[n]
+            keys = [k for k in set(x) | set(y) if not k.startswith("engine/")]
+            diff = sorted(k for k in keys if str(x.get(k)) != str(y.get(k)))
+            if diff:
+                fail(f"node {n} differs: {[(k, x.get(k), y.get(k)) for k in diff[:4]]}")
+            ncmp += len(keys)
+        print(f"survivors' model state identical: {len(alive)} nodes, {ncmp} statistics")
     elif what == "blocked":
         run = cxlsim_h5.load(argv[2])
         compare(argv[3], run.total("workload/blocked_on_failure"), int(argv[4]),
