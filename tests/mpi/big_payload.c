@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cxlsim/engine.h"
+#include "rank_status.h"
 
 #define NODES 12
 #define LOOKAHEAD 50000u   /* 50 ns */
@@ -161,21 +162,10 @@ int main(int argc, char **argv)
 	if (res.writer)
 		printf("checksum %016llx\n", (unsigned long long)res.checksum);
 	cxs_engine_free(e);
-	int bad = bad_total, any, rank;
+	int bad = bad_total, any;
 	MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	rc = rc != 0 || any != 0 ? 1 : 0;
-	/* The launch recipe's status protocol (mpi-configs/cxlsim-mpirun). */
-	const char *dir = getenv("CXLSIM_STATUS_DIR");
-	if (dir) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
-		FILE *f = fopen(path, "w");
-		if (f) {
-			fprintf(f, "%d\n", rc);
-			fclose(f);
-		}
-	}
+	report_rank_status(rc);
 	MPI_Finalize();
 	return rc;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cxlsim/engine.h"
+#include "rank_status.h"
 
 #define NS UINT64_C(1000)
 #define KILL_AT (1001 * NS)
@@ -136,17 +137,6 @@ int main(int argc, char **argv)
 		rc = 1;
 	fflush(stderr);
 	/* As in the cxlsim app: report before MPI_Finalize, which may wait for the dead. */
-	const char *dir = getenv("CXLSIM_STATUS_DIR");
-	int rank;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	if (dir) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
-		FILE *f = fopen(path, "w");
-		if (f) {
-			fprintf(f, "%d\n", rc);
-			fclose(f);
-		}
-	}
+	report_rank_status(rc);
 	_exit(rc);
 }
