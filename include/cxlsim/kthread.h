@@ -60,9 +60,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cxlsim/config.h"
+
 #define CXS_KT_MAX_INFLIGHT 128 /* loads issued and not yet got, per thread */
 
 struct cxs_kt;
+struct cxs_config;
 
 /* Layout and initial contents of a kernel's memory, built the same way on every rank. */
 struct cxs_kimage {
@@ -74,7 +77,8 @@ struct cxs_kimage {
 	uint8_t *shared;        /* initial contents of the shared (CXL) region */
 	uint64_t shared_bytes;  /* multiple of 64 */
 	uint64_t private_bytes; /* per thread, in the CN's local memory; starts zeroed */
-	void *info;             /* kernel-specific layout, freed with free() */
+	void *info;             /* kernel-specific layout, freed with info_free or free() */
+	void (*info_free)(void *info);
 };
 
 typedef void cxs_kt_main_fn(struct cxs_kt *kt);
@@ -91,11 +95,20 @@ struct cxs_kernel {
 	 */
 	int (*build)(struct cxs_kimage *img, char *err, size_t errlen);
 	cxs_kt_main_fn *run;
+	/*
+	 * Optional, before build: reads the kernel's own configuration keys
+	 * into img->info. -1 with a message naming the file, line and key.
+	 */
+	int (*configure)(const struct cxs_config *cfg, struct cxs_kimage *img, char *err,
+			 size_t errlen);
 };
 
 /* Built-in kernels, NULL-terminated (src/workload/kernels.c). */
 extern const struct cxs_kernel *const cxs_kernels[];
 const struct cxs_kernel *cxs_kernel_find(const char *name);
+/* The trace kernel's [trace] keys (trace_program.c), registered by the application. */
+extern const struct cxs_cfg_key cxs_trace_replay_keys[];
+extern const size_t cxs_trace_replay_nkeys;
 void cxs_kimage_free(struct cxs_kimage *img);
 
 /* ---- the program side ---------------------------------------------------- */

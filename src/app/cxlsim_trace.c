@@ -223,6 +223,9 @@ static int run_record(int argc, char **argv)
 			    " valgrind, which ships its tool headers, and rebuild)");
 	if (cxs_trace_record(&o, argc - i - 1, argv + i + 1, &st, err, sizeof err) != 0)
 		return fail(err);
+	if (st.threads == 0)
+		return fail("record: the region of interest never began (the program created no"
+			    " thread; use --roi start, or --roi-start FUNC)");
 	printf("%s: %" PRIu32 " threads, %" PRIu64 " records (%" PRIu64 " ld, %" PRIu64 " st, %"
 	       PRIu64 " rmw, %" PRIu64 " sync), %" PRIu64 " instructions, %" PRIu64 " bytes of"
 	       " traces\n", o.out_dir, st.threads, st.records, st.by_op[CXS_TRACE_LOAD],

@@ -188,11 +188,8 @@ static int configure_workload(const struct cxs_config *cfg, const struct cxs_add
 				    .seed = cxs_config_uint(cfg, "workload", "seed"),
 				    .ops = cxs_config_uint(cfg, "workload", "ops"),
 				    .nthreads = P.cns * P.cores};
-	const char *trace = cxs_config_str(cfg, "workload", "trace");
-	if (strcmp(name, "trace") == 0 && trace[0] && !(P.img.info = strdup(trace))) {
-		snprintf(err, errlen, "out of memory");
+	if (P.kernel->configure && P.kernel->configure(cfg, &P.img, err, errlen) != 0)
 		return -1;
-	}
 	if (P.kernel->build(&P.img, sub, sizeof sub) != 0) {
 		const char *key = strcmp(name, "trace") == 0 ? "trace" : "size";
 		snprintf(err, errlen, "%s: workload.%s: %s: %s",

@@ -909,15 +909,14 @@ static Bool in_preload(Addr a)
 	return a >= pre_lo && a < pre_hi;
 }
 
-static const HChar *roi_func_match(VgCallbackClosure *closure)
+/* Is a (an instruction's address) the entry of --roi-start's function? */
+static Bool roi_func_entry(Addr a)
 {
 	const HChar *name;
 	if (clo_roi_start == NULL || g_roi)
-		return NULL;
-	if (VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), closure->nraddr, &name) &&
-	    VG_(strcmp)(name, clo_roi_start) == 0)
-		return name;
-	return NULL;
+		return False;
+	return VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &name) &&
+	       VG_(strcmp)(name, clo_roi_start) == 0;
 }
 
 static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
@@ -947,9 +946,6 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayo
 	Int i = 0;
 	for (; i < in->stmts_used && in->stmts[i]->tag != Ist_IMark; i++)
 		addStmtToIRSB(c.out, in->stmts[i]);
-	if (roi_func_match(closure))
-		addStmtToIRSB(c.out, IRStmt_Dirty(call("h_roi_entry", h_roi_entry,
-						       mkIRExprVec_0(), IRTemp_INVALID)));
 
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
@@ -966,9 +962,16 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayo
 				mem |= touches_memory(in->stmts[j]);
 			c.cur_has_mem = mem;
 			c.gap_taken = False;
+			addStmtToIRSB(c.out, st);
+			/* Superblocks may run into a function through a direct call: check
+			 * every instruction, not the block's first. */
+			if (roi_func_entry(st->Ist.IMark.addr)) {
+				flush_gap(&c);
+				addStmtToIRSB(c.out, IRStmt_Dirty(call("h_roi_entry", h_roi_entry,
+								       mkIRExprVec_0(), IRTemp_INVALID)));
+			}
 			if (!mem)
 				c.pending_gap++;
-			addStmtToIRSB(c.out, st);
 			break;
 		}
 		case Ist_Put: {

@@ -564,7 +564,10 @@ void cxs_kt_free(struct cxs_kt *kt)
 void cxs_kimage_free(struct cxs_kimage *img)
 {
 	free(img->shared);
-	free(img->info);
+	if (img->info_free)
+		img->info_free(img->info);
+	else
+		free(img->info);
 	img->shared = NULL;
 	img->info = NULL;
 }
