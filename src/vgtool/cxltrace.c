@@ -191,10 +191,9 @@ static void send_chunk(UInt kind, UInt thread, const void *payload, UInt count, 
 
 static void flush(Thr *t)
 {
-	if (t->nbuf == 0 || t->num < 0)
-		return;
-	send_chunk(CXT_RECORDS, (UInt)t->num, t->buf, t->nbuf,
-		   (SizeT)t->nbuf * sizeof(struct cxt_rec));
+	if (t->nbuf > 0 && t->num >= 0)
+		send_chunk(CXT_RECORDS, (UInt)t->num, t->buf, t->nbuf,
+			   (SizeT)t->nbuf * sizeof(struct cxt_rec));
 	t->nbuf = 0;
 }
 
@@ -1122,12 +1121,18 @@ static void on_start_client_code(ThreadId tid, ULong blocks_done)
 static void on_thread_create(ThreadId parent, ThreadId child)
 {
 	Thr *c = &thr[child];
+	if (parent == VG_INVALID_THREADID && c->exists)
+		return; /* the main thread, set up (and maybe numbered) by post_clo_init */
+	struct cxt_rec *buf = c->buf;
 	VG_(memset)(c, 0, sizeof *c);
+	c->buf = buf;
 	c->exists = True;
 	c->num = -1;
 	c->last_child = -1;
-	if (parent == VG_INVALID_THREADID || !g_roi || g_dead)
+	if (parent == VG_INVALID_THREADID || !g_roi || g_dead) {
+		set_rec();
 		return;
+	}
 	switch_to(parent);
 	number(c);
 	thr[parent].last_child = c->num;
