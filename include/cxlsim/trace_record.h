@@ -34,6 +34,7 @@ struct cxs_trace_record_opts {
 	const char *vglib;       /* VALGRIND_LIB holding the tool */
 	const char *roi;         /* thread (default) | start | request */
 	const char *roi_start;   /* start at the first entry of this function, or NULL */
+	bool follow_fork;        /* after a fork the child records, not the parent */
 	int level;               /* zlib level of the traces */
 	bool verbose;            /* Valgrind's own messages (else -q) */
 };

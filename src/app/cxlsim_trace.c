@@ -7,7 +7,7 @@
  *   cxlsim-trace dump  IN.trace [--limit N]
  *   cxlsim-trace check IN.trace
  *   cxlsim-trace record [-o DIR] [--roi thread|start|request] [--roi-start FUNC]
- *                       [--level L] [--verbose] -- PROGRAM ARGS...
+ *                       [--follow-fork] [--level L] [--verbose] -- PROGRAM ARGS...
  *
  * record runs PROGRAM under Valgrind with the project's cxltrace tool
  * (src/vgtool; its directory is compiled in, CXLSIM_VALGRIND_LIB in the
@@ -40,7 +40,7 @@ static const char usage_text[] =
 	"       cxlsim-trace dump IN.trace [--limit N]\n"
 	"       cxlsim-trace check IN.trace\n"
 	"       cxlsim-trace record [-o DIR] [--roi thread|start|request] [--roi-start FUNC]\n"
-	"                           [--level 0..9] [--verbose] -- PROGRAM ARGS...\n";
+	"                           [--follow-fork] [--level 0..9] [--verbose] -- PROGRAM ARGS...\n";
 
 struct args {
 	const char *cmd;
@@ -203,6 +203,8 @@ static int run_record(int argc, char **argv)
 			*dst = argv[++i];
 		} else if (strcmp(a, "--verbose") == 0) {
 			o.verbose = true;
+		} else if (strcmp(a, "--follow-fork") == 0) {
+			o.follow_fork = true;
 		} else if ((rc = option(argv, argc, &i, "--level", 9, &v, msg, sizeof msg)) != 0) {
 			if (rc < 0)
 				return fail(msg);

@@ -89,8 +89,12 @@
  * Threads. Valgrind runs one thread at a time; the running thread's hot
  * state (gap, producer count, whether it records) lives in globals that
  * generated code updates, swapped at every thread switch
- * (track_start_client_code). A forked child stops recording at once (it
- * would write into its parent's stream).
+ * (track_start_client_code). After a fork one process records: by default
+ * the parent, and the child stops at once (it would write into its
+ * parent's stream); with --fork=child the parent flushes what it has and
+ * stops, and the child carries on — for programs such as stress-ng whose
+ * work runs in forked children (each fork hands recording on, so the last
+ * process of a chain of forks records).
  *
  * Speed: one helper call per access, as lackey, but a 32-byte binary record
  * into a buffer instead of a formatted line; the shadows cost a few IR ops
@@ -130,6 +134,7 @@ enum { W_UNKNOWN = 0, W_HEAP = 1, W_STACK = 2, W_GLOBAL = 3, W_OTHER = 4 };
 static Int clo_fd = -1;
 static const HChar *clo_roi = "thread";   /* thread | start | func | request */
 static const HChar *clo_roi_start = NULL; /* --roi-start=FUNC */
+static const HChar *clo_fork = "parent";  /* parent | child: who records after a fork */
 
 /* ---- per-thread state --------------------------------------------------------- */
 
@@ -1182,12 +1187,47 @@ static void on_thread_exit(ThreadId tid)
 	set_rec();
 }
 
-static void on_fork_child(ThreadId tid)
+static void stop_recording(void)
 {
 	g_dead = True;
 	if (g_fd >= 0)
 		VG_(close)(g_fd);
 	g_fd = -1;
+	set_rec();
+}
+
+static Bool follow_child(void)
+{
+	return VG_(strcmp)(clo_fork, "child") == 0;
+}
+
+static void on_fork_pre(ThreadId tid)
+{
+	if (!follow_child() || g_dead)
+		return;
+	switch_to(tid);
+	cur->gap = g_gap;
+	cur->nprod = g_nprod;
+	for (ThreadId t = 1; t < VG_N_THREADS; t++)
+		flush(&thr[t]);
+}
+
+static void on_fork_parent(ThreadId tid)
+{
+	if (follow_child())
+		stop_recording();
+}
+
+static void on_fork_child(ThreadId tid)
+{
+	if (!follow_child()) {
+		stop_recording();
+		return;
+	}
+	/* Only the forking thread lives on in the child. */
+	for (ThreadId t = 1; t < VG_N_THREADS; t++)
+		if (t != tid)
+			thr[t].exists = False;
 	set_rec();
 }
 
@@ -1317,6 +1357,7 @@ static Bool process_cmd_line_option(const HChar *arg)
 	if VG_INT_CLO (arg, "--cxl-fd", clo_fd) {
 	} else if VG_STR_CLO (arg, "--roi", clo_roi) {
 	} else if VG_STR_CLO (arg, "--roi-start", clo_roi_start) {
+	} else if VG_STR_CLO (arg, "--fork", clo_fork) {
 	} else
 		return False;
 	return True;
@@ -1328,7 +1369,8 @@ static void print_usage(void)
 		    "    --roi=thread|start|request  start recording at the first pthread_create\n"
 		    "                            (default), at the first instruction, or at\n"
 		    "                            CXLTRACE_ROI_BEGIN()\n"
-		    "    --roi-start=FUNC        start recording at the first entry of FUNC\n");
+		    "    --roi-start=FUNC        start recording at the first entry of FUNC\n"
+		    "    --fork=parent|child     who records after a fork (default parent)\n");
 }
 
 static void print_debug_usage(void)
@@ -1362,7 +1404,11 @@ static void post_clo_init(void)
 		switch_to(1);
 		roi_begin();
 	}
-	VG_(atfork)(NULL, NULL, on_fork_child);
+	if (VG_(strcmp)(clo_fork, "parent") != 0 && VG_(strcmp)(clo_fork, "child") != 0) {
+		VG_(umsg)("cxltrace: --fork must be parent or child\n");
+		VG_(exit)(2);
+	}
+	VG_(atfork)(on_fork_pre, on_fork_parent, on_fork_child);
 }
 
 static void fini(Int exitcode)

@@ -298,6 +298,8 @@ static void exec_valgrind(const struct cxs_trace_record_opts *o, int wfd, int ar
 		snprintf(startopt, sizeof startopt, "--roi-start=%s", o->roi_start);
 		av[n++] = startopt;
 	}
+	if (o->follow_fork)
+		av[n++] = "--fork=child";
 	for (int i = 0; i < argc; i++)
 		av[n++] = argv[i];
 	av[n] = NULL;
