@@ -24,7 +24,8 @@
  *   compute                  nothing: the compiled code's own instructions
  *                            are what the recording counts
  *   roi_begin                all threads meet, thread 0 starts the
- *                            recording (CXLTRACE_ROI_BEGIN), all meet again
+ *                            recording (CXLTRACE_ROI_BEGIN) while the others
+ *                            wait for it, then all meet again (recorded)
  *   check_words, reference   nothing (no reference image here)
  *   fail                     prints the message and exits 1
  * Random streams are the same splitmix64 as kthread.c's, so a kernel makes
@@ -34,6 +35,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,7 @@ static struct {
 	pthread_barrier_t b;
 } barriers[NBARRIERS];
 static pthread_barrier_t roi_barrier;
+static int roi_started;
 static uint32_t roi_threads;
 
 static void init_locks(void)
@@ -237,11 +240,22 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 	cxs_kt_fail(kt, "thread %u: more than %d barriers", kt->p.id, NBARRIERS);
 }
 
+/*
+ * Every thread must be recorded from the same point: a thread that entered
+ * the second barrier before thread 0 started the recording would have no
+ * barrier record, and the replayed barrier would wait for it for ever. So
+ * the others wait (unrecorded) until thread 0 has started it.
+ */
 void cxs_kt_roi_begin(struct cxs_kt *kt)
 {
 	pthread_barrier_wait(&roi_barrier);
-	if (kt->p.id == 0)
+	if (kt->p.id == 0) {
 		CXLTRACE_ROI_BEGIN();
+		__atomic_store_n(&roi_started, 1, __ATOMIC_RELEASE);
+	} else {
+		while (!__atomic_load_n(&roi_started, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
 	pthread_barrier_wait(&roi_barrier);
 }
 
