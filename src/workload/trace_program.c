@@ -50,7 +50,9 @@
  * every load is one nobody waits for and every value is the traced one.
  *
  * Synchronisation: lock / unlock are the test-and-test-and-set lock on the
- * mapped address; barrier meets `value` threads (0: all traced threads);
+ * mapped address; barrier meets `value` threads (0: all traced threads) in
+ * a sense-reversing barrier whose sense is the parity of that object's
+ * episode (MAX_BARRIERS objects per thread);
  * post adds 1 to the word at the address (an atomic fetch-and-add); wait
  * spins (loads with back-off) until it reaches `value`; check loads and
  * compares, stopping the run on a difference.
@@ -448,25 +450,46 @@ static void do_unlock(struct replay *x, const struct cxs_trace_rec *r)
 		cxs_kt_unlock(x->kt, a);
 }
 
+/*
+ * A sense-reversing barrier on the mapped object (count word, then sense
+ * word), whose sense is the parity of this object's episode: a program has
+ * many barriers, and one sense per thread (cxs_kt_barrier's) would find a
+ * fresh barrier already released.
+ */
+static void barrier_wait(struct cxs_kt *kt, uint64_t a, uint32_t n, uint64_t episode)
+{
+	uint64_t sense = episode & 1;
+	if (cxs_kt_fetch_add(kt, a, 8, 1) == n - 1) {
+		cxs_kt_store(kt, a, 8, 0);         /* reset the count ... */
+		cxs_kt_store(kt, a + 8, 8, sense); /* ... before releasing (TSO order) */
+		return;
+	}
+	uint32_t backoff = 16;
+	while (cxs_kt_load(kt, a + 8, 8) != sense) {
+		cxs_kt_compute(kt, backoff);
+		if (backoff < 1024)
+			backoff *= 2;
+	}
+}
+
 static void do_barrier(struct replay *x, const struct cxs_trace_rec *r)
 {
 	uint64_t m, a = map_addr(x, r->addr, &m);
 	uint32_t n = r->value ? (uint32_t)r->value : x->ti->threads;
 	bool check = x->ti->check && m;
 	uint32_t i = 0;
-	if (check) {
-		while (i < x->nbar && x->bar[i].addr != r->addr)
-			i++;
-		if (i == x->nbar) {
-			if (x->nbar == MAX_BARRIERS)
-				cxs_kt_fail(x->kt, "trace check: more than %d barriers", MAX_BARRIERS);
-			x->bar[x->nbar++].addr = r->addr;
-		}
-		x->bar[i].episodes++;
-		(void)cxs_kt_fetch_add(x->kt, m, 8, 1);
+	while (i < x->nbar && x->bar[i].addr != r->addr)
+		i++;
+	if (i == x->nbar) {
+		if (x->nbar == MAX_BARRIERS)
+			cxs_kt_fail(x->kt, "thread %u: more than %d barriers", x->id, MAX_BARRIERS);
+		x->bar[x->nbar++].addr = r->addr;
 	}
+	x->bar[i].episodes++;
+	if (check)
+		(void)cxs_kt_fetch_add(x->kt, m, 8, 1);
 	if (x->ti->fault != FAULT_SKIP_BARRIERS)
-		cxs_kt_barrier(x->kt, a, n);
+		barrier_wait(x->kt, a, n, x->bar[i].episodes);
 	if (check) {
 		uint64_t seen = cxs_kt_load(x->kt, m, 8), want = (uint64_t)n * x->bar[i].episodes;
 		if (seen < want)

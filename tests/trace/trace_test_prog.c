@@ -11,7 +11,8 @@
  *                    buffers)
  *   sync T ITERS P   T threads (the main one and T-1 created), P phases of
  *                    ITERS increments of one counter under one mutex, a
- *                    barrier after each phase; the main thread joins the
+ *                    barrier after each phase (two barrier objects taken in
+ *                    turn); the main thread joins the
  *                    others and asks the replay to check the counter is
  *                    T * ITERS * P (CXLTRACE_CHECK)
  *
@@ -53,7 +54,7 @@ __attribute__((noinline)) uint64_t stream(const uint64_t *a, long n)
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_barrier_t barrier;
+static pthread_barrier_t barrier[2]; /* alternating: a replay must keep them apart */
 static volatile uint64_t counter;
 static long iters, phases;
 
@@ -68,7 +69,7 @@ static void *worker(void *arg)
 			pthread_mutex_unlock(&lock);
 			mine += (uint64_t)i * 7; /* a little private work */
 		}
-		pthread_barrier_wait(&barrier);
+		pthread_barrier_wait(&barrier[p % 2]);
 	}
 	return (void *)(uintptr_t)mine;
 }
@@ -109,7 +110,8 @@ int main(int argc, char **argv)
 		iters = atol(argv[3]);
 		phases = atol(argv[4]);
 		pthread_t *th = calloc((size_t)t, sizeof *th);
-		if (!th || t < 1 || pthread_barrier_init(&barrier, NULL, (unsigned)t) != 0)
+		if (!th || t < 1 || pthread_barrier_init(&barrier[0], NULL, (unsigned)t) != 0 ||
+		    pthread_barrier_init(&barrier[1], NULL, (unsigned)t) != 0)
 			return 1;
 		for (long i = 1; i < t; i++)
 			if (pthread_create(&th[i], NULL, worker, NULL) != 0)
