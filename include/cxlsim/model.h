@@ -25,12 +25,6 @@
 #include "cxlsim/config.h"
 #include "cxlsim/engine.h"
 
-/* One table of configuration keys, as the module that reads them exports it. */
-struct cxs_key_table {
-	const struct cxs_cfg_key *keys;
-	size_t n;
-};
-#define CXS_KEY_TABLE(arr) { (arr), sizeof(arr) / sizeof((arr)[0]) }
 
 /* What configure produced: the engine's view of the model's run. */
 struct cxs_model_run {

@@ -15,6 +15,19 @@
  * COMPUTE n costs n cycles unless the window fills first. One event per
  * COMPUTE stretch, plus one per completion: the model never ticks cycles.
  *
+ * Dataflow. A load or store may name the handle of an earlier load (or
+ * atomic) its address comes from (kop adep), and a store the handle whose
+ * value it adds a constant to (kop vdep): a replayed trace says which load
+ * an address was computed from. Such an operation enters the window at once
+ * — the frontend goes on with later, independent operations — but stays in
+ * S_WAIT until its producer has completed: a dependent load then issues, a
+ * dependent store sends its exclusive prefetch and becomes ready to retire.
+ * So a pointer chase has one miss outstanding at a time while independent
+ * loads behind it still overlap. Producers are found by handle in a table of
+ * the last CXS_KT_MAX_INFLIGHT (the program never has more in flight), which
+ * keeps a producer's value after it retires. A producer that is replayed
+ * (TSO) after its dependants issued does not re-issue them.
+ *
  * Counters are integrals over time of piecewise-constant state (between two
  * events of the core nothing changes): at every event, the interval since the
  * last one is split into "frontend busy" (before busy_until) and "stalled"
@@ -50,6 +63,7 @@
 	X(lfb_hits, "loads", "demand loads to a line already being filled (MEM_LOAD_RETIRED.FB_HIT)") \
 	X(forwarded, "loads", "loads served by store-to-load forwarding")                            \
 	X(replays, "loads", "loads replayed because their line was lost before they retired (TSO; MACHINE_CLEARS.MEMORY_ORDERING)") \
+	X(dep_waits, "ops", "loads and stores that entered the window before the load their address or value depends on had completed (dataflow)") \
 	X(demand_reads, "loads", "demand loads that missed L3 (OFFCORE_REQUESTS.DEMAND_DATA_RD)")    \
 	X(demand_reads_outstanding, "cycles", "sum over cycles of L3-missing demand loads outstanding (OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD); / demand_reads = mean latency") \
 	X(cycles_with_demand_read, "cycles", "cycles with at least one L3-missing demand load outstanding (OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD); outstanding / this = MLP") \
@@ -118,6 +132,7 @@ enum { T_ROB = 0, T_SB = 1, T_PF = 2 };
 struct ent {
 	uint64_t seq, addr, value;
 	uint32_t handle, gen;
+	uint32_t adep, vdep;  /* producers still awaited (CXS_KT_NO_DEP: none) */
 	uint8_t kind, op, size, state;
 	uint8_t replay, fwd, lfb, miss; /* miss: M_* held while outstanding */
 };
@@ -130,6 +145,13 @@ struct sb_ent {
 struct lfb_ent {
 	uint64_t line, tag;
 	uint8_t valid;
+};
+
+/* A producer (load or atomic) by handle: where it is in the window, or its value once retired. */
+struct prod {
+	uint32_t h, slot, gen;
+	bool retired;
+	uint64_t value;
 };
 
 struct cxs_core {
@@ -158,7 +180,8 @@ struct cxs_core {
 	 * the same word, and an empty bucket proves there is nothing to forward.
 	 */
 	uint16_t store_words[STORE_FILTER];
-	uint32_t nwaiting;        /* loads in S_WAIT */
+	uint32_t nwaiting;        /* loads and stores in S_WAIT */
+	struct prod prod[CXS_KT_MAX_INFLIGHT]; /* by handle % CXS_KT_MAX_INFLIGHT */
 	uint64_t nretired;        /* window entries retired: entry i of the window is number nretired + i */
 	uint64_t wait_lo;         /* no entry numbered below this is in S_WAIT */
 
@@ -358,6 +381,8 @@ static int forward(struct cxs_core *c, uint32_t idx, const struct ent *e, uint64
 		const struct ent *s = rob_at(c, k);
 		if (s->kind != K_STORE || s->addr >= e->addr + e->size || e->addr >= s->addr + s->size)
 			continue;
+		if (s->state != S_DONE)
+			return -1; /* its address or value is not known yet: wait for it */
 		if (s->addr <= e->addr && e->addr + e->size <= s->addr + s->size) {
 			uint64_t v = s->value >> (8 * (e->addr - s->addr));
 			*value = e->size < 8 ? v & ((UINT64_C(1) << (8 * e->size)) - 1) : v;
@@ -380,6 +405,72 @@ static int forward(struct cxs_core *c, uint32_t idx, const struct ent *e, uint64
 }
 
 /*
+ * Has producer h completed? 1 with its value in *v, 0 if not yet. A handle
+ * the table no longer holds was overwritten by one CXS_KT_MAX_INFLIGHT
+ * younger, which the program issues only after h retired: ready, its value
+ * unknown (*known = false).
+ */
+static int dep_ready(const struct cxs_core *c, uint32_t h, uint64_t *v, bool *known)
+{
+	const struct prod *p = &c->prod[h % CXS_KT_MAX_INFLIGHT];
+	*known = true;
+	*v = 0;
+	if (h == CXS_KT_NO_DEP)
+		return 1;
+	if (p->h != h) {
+		*known = false;
+		return 1;
+	}
+	if (p->retired) {
+		*v = p->value;
+		return 1;
+	}
+	const struct ent *e = &c->rob[p->slot];
+	if (e->gen != p->gen || e->state != S_DONE)
+		return 0;
+	*v = e->value;
+	return 1;
+}
+
+static void note_producer(struct cxs_core *c, const struct ent *e)
+{
+	uint32_t slot = (uint32_t)(e - c->rob);
+	c->prod[e->handle % CXS_KT_MAX_INFLIGHT] =
+		(struct prod){.h = e->handle, .slot = slot, .gen = e->gen};
+}
+
+static int store_prefetch(struct cxs_core *c, cxs_time now, uint64_t addr, uint8_t size,
+			  char *err, size_t len);
+
+/*
+ * A store waiting for its producers (S_WAIT, counted in nwaiting): once both
+ * have completed, its value is known, it sends its exclusive prefetch if its
+ * address was what it waited for, and it is ready to retire.
+ */
+static int resolve_store(struct cxs_core *c, cxs_time now, struct ent *e, char *err, size_t len)
+{
+	uint64_t av, vv;
+	bool aknown, vknown;
+	if (!dep_ready(c, e->adep, &av, &aknown) || !dep_ready(c, e->vdep, &vv, &vknown))
+		return 0;
+	if (e->vdep != CXS_KT_NO_DEP) {
+		if (!vknown) {
+			snprintf(err, len, "node %u core %u: a store adds to the value of handle %u, "
+				 "which the core no longer holds", c->node, c->id, e->vdep);
+			return -1;
+		}
+		e->value += vv;
+		if (e->size < 8)
+			e->value &= (UINT64_C(1) << (8 * e->size)) - 1;
+	}
+	bool addr_was_pending = e->adep != CXS_KT_NO_DEP;
+	e->adep = e->vdep = CXS_KT_NO_DEP;
+	e->state = S_DONE;
+	c->nwaiting--;
+	return addr_was_pending ? store_prefetch(c, now, e->addr, e->size, err, len) : 0;
+}
+
+/*
  * Tries to issue the load at window index idx (in S_WAIT, counted in
  * nwaiting); it stays S_WAIT if it cannot yet.
  */
@@ -398,6 +489,12 @@ static int try_issue(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, 
 {
 	struct ent *e = rob_at(c, idx);
 	uint64_t v;
+	if (e->adep != CXS_KT_NO_DEP) {
+		bool known;
+		if (!dep_ready(c, e->adep, &v, &known))
+			return 0; /* its address is not known yet */
+		e->adep = CXS_KT_NO_DEP;
+	}
 	int f = forward(c, idx, e, &v);
 	if (f < 0)
 		return 0; /* partly covered by an older store: wait until it drains */
@@ -466,14 +563,15 @@ static int issue_waiting(struct cxs_core *c, cxs_time now, char *err, size_t len
 	uint64_t first = UINT64_MAX;
 	for (; i < c->rob_n && c->nwaiting; i++) {
 		struct ent *e = rob_at(c, i);
-		if (e->kind == K_LOAD && e->state == S_WAIT) {
-			if (issue_load(c, now, i, err, len) != 0)
-				return -1;
-			if (e->state == S_WAIT && first == UINT64_MAX)
-				first = c->nretired + i;
-			/* No break when the buffers are full: a younger load that hits
-			 * L1, is an LFB hit or is forwarded still goes. */
-		}
+		if (e->state != S_WAIT || e->kind == K_ATOMIC)
+			continue;
+		if (e->kind == K_LOAD ? issue_load(c, now, i, err, len) != 0
+				      : resolve_store(c, now, e, err, len) != 0)
+			return -1;
+		if (e->state == S_WAIT && first == UINT64_MAX)
+			first = c->nretired + i;
+		/* No break when the buffers are full: a younger load that hits
+		 * L1, is an LFB hit or is forwarded still goes. */
 	}
 	c->wait_lo = first != UINT64_MAX ? first : c->nretired + i;
 	return 0;
@@ -570,6 +668,21 @@ int cxs_core_sb_release(struct cxs_core *c, cxs_time now, char *err, size_t errl
 	return cxs_core_step(c, now, err, errlen);
 }
 
+/* The exclusive prefetch of a store whose address is known (once per line in a row). */
+static int store_prefetch(struct cxs_core *c, cxs_time now, uint64_t addr, uint8_t size,
+			  char *err, size_t len)
+{
+	uint64_t line = addr >> CXS_LINE_SHIFT;
+	if (line != c->last_pfm_line && c->env.where(c->env.ctx, c->id, addr, true) != CXS_LVL_L1) {
+		c->c[C_store_prefetches] += c->counting;
+		if (request(c, now, CXS_OP_PREFETCH_M, addr, size, 0, TAG(T_PF, 2, ++c->gen), 0,
+			    err, len) != 0)
+			return -1;
+	}
+	c->last_pfm_line = line;
+	return 0;
+}
+
 /* ---- retirement ------------------------------------------------------------------ */
 
 static void retire(struct cxs_core *c, cxs_time now)
@@ -589,6 +702,11 @@ static void retire(struct cxs_core *c, cxs_time now)
 				c->env.sb_enter(c->env.ctx, c->id, now, &st);
 			}
 		} else {
+			struct prod *p = &c->prod[e->handle % CXS_KT_MAX_INFLIGHT];
+			if (p->h == e->handle) {
+				p->retired = true;
+				p->value = e->value;
+			}
 			cxs_kt_loaded(c->kt, e->handle, e->value);
 			if (e->kind == K_LOAD)
 				c->nloads--;
@@ -604,7 +722,8 @@ static void retire(struct cxs_core *c, cxs_time now)
 static struct ent *alloc(struct cxs_core *c, uint8_t kind)
 {
 	struct ent *e = &c->rob[(c->rob_head + c->rob_n) % c->p.rob];
-	*e = (struct ent){.seq = c->seq++, .kind = kind, .gen = ++c->gen};
+	*e = (struct ent){.seq = c->seq++, .kind = kind, .gen = ++c->gen, .adep = CXS_KT_NO_DEP,
+			  .vdep = CXS_KT_NO_DEP};
 	c->rob_n++;
 	c->c[C_instructions] += c->counting;
 	return e;
@@ -662,6 +781,16 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 			e->addr = op->addr;
 			e->size = op->size;
 			e->handle = op->n;
+			e->adep = op->adep;
+			note_producer(c, e);
+			if (e->adep != CXS_KT_NO_DEP) {
+				uint64_t v;
+				bool known;
+				if (dep_ready(c, e->adep, &v, &known))
+					e->adep = CXS_KT_NO_DEP;
+				else
+					c->c[C_dep_waits] += c->counting;
+			}
 			c->nloads++;
 			mark_waiting(c, c->rob_n - 1);
 			c->c[C_loads] += c->counting;
@@ -683,20 +812,28 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 			e->addr = op->addr;
 			e->size = op->size;
 			e->value = op->value;
-			e->state = S_DONE; /* address and data known: ready to retire */
+			e->adep = op->adep;
+			e->vdep = op->vdep;
 			c->nstores++;
 			c->store_words[WORD_BUCKET(op->addr)]++;
 			c->c[C_stores] += c->counting;
 			c->have_op = false;
-			uint64_t line = op->addr >> CXS_LINE_SHIFT;
-			if (line != c->last_pfm_line &&
-			    c->env.where(c->env.ctx, c->id, op->addr, true) != CXS_LVL_L1) {
-				c->c[C_store_prefetches] += c->counting;
-				if (request(c, now, CXS_OP_PREFETCH_M, op->addr, op->size, 0,
-					    TAG(T_PF, 2, ++c->gen), 0, err, len) != 0)
+			bool addr_known = true;
+			if (e->adep != CXS_KT_NO_DEP || e->vdep != CXS_KT_NO_DEP) {
+				uint64_t v;
+				bool known;
+				addr_known = dep_ready(c, e->adep, &v, &known);
+				e->state = S_WAIT;
+				mark_waiting(c, c->rob_n - 1);
+				if (resolve_store(c, now, e, err, len) != 0)
 					return -1;
+				if (e->state == S_WAIT)
+					c->c[C_dep_waits] += c->counting;
+			} else {
+				e->state = S_DONE; /* address and data known: ready to retire */
 			}
-			c->last_pfm_line = line;
+			if (addr_known && store_prefetch(c, now, op->addr, op->size, err, len) != 0)
+				return -1;
 			break;
 		}
 		case CXS_KOP_SWAP:
@@ -725,6 +862,8 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				e->size = op->size;
 				e->value = op->value;
 				e->handle = op->n;
+				e->adep = e->vdep = CXS_KT_NO_DEP;
+				note_producer(c, e);
 				e->state = S_ISSUED;
 				c->c[C_atomics] += c->counting;
 				if (request(c, now,
@@ -867,6 +1006,8 @@ struct cxs_core *cxs_core_new(uint32_t node, uint32_t id, const struct cxs_core_
 	c->env = *env;
 	c->kt = program;
 	c->last_miss_line = c->last_l2_miss_line = c->last_pfm_line = UINT64_MAX - 8;
+	for (uint32_t i = 0; i < CXS_KT_MAX_INFLIGHT; i++)
+		c->prod[i].h = CXS_KT_NO_DEP; /* names no handle */
 	c->rob = calloc(p->rob, sizeof *c->rob);
 	c->sb = calloc(p->sq, sizeof *c->sb);
 	if (!c->rob || !c->sb)

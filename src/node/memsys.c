@@ -174,7 +174,7 @@ static const struct cxs_key_table system_keys = CXS_KEY_TABLE(memsys_keys);
 static const struct cxs_key_table *const tables[] = {
 	&system_keys, &memsys_cn_key_table, &memsys_mn_key_table, &cxs_fabric_key_table,
 	&memsys_workload_key_table, &cxs_core_key_table, &cxs_tester_key_table,
-	&memsys_exact_key_table, NULL,
+	&memsys_exact_key_table, &cxs_trace_replay_key_table, NULL,
 };
 
 const struct cxs_model cxs_memsys_model = {

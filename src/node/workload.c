@@ -70,11 +70,8 @@ static int configure_kernel(const struct cxs_config *cfg, struct memsys *M, cons
 				     .seed = cxs_config_uint(cfg, "workload", "seed"),
 				     .ops = cxs_config_uint(cfg, "workload", "ops"),
 				     .nthreads = M->cns * M->cn.cores};
-	const char *trace = cxs_config_str(cfg, "workload", "trace");
-	if (strcmp(name, "trace") == 0 && trace[0] && !(w->img.info = strdup(trace))) {
-		snprintf(err, errlen, "out of memory");
+	if (w->kernel->configure && w->kernel->configure(cfg, &w->img, err, errlen) != 0)
 		return -1;
-	}
 	if (w->kernel->build(&w->img, sub, sizeof sub) != 0) {
 		const char *key = strcmp(name, "trace") == 0 ? "trace" : "size";
 		snprintf(err, errlen, "%s: workload.%s: %s: %s",

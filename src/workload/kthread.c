@@ -244,8 +244,48 @@ uint32_t cxs_kt_ld(struct cxs_kt *kt, uint64_t addr, uint8_t size)
 		native_tick(kt, false);
 		return h;
 	}
-	push(kt, &(struct cxs_kop){.kind = CXS_KOP_LOAD, .size = size, .n = h, .addr = addr});
+	push(kt, &(struct cxs_kop){.kind = CXS_KOP_LOAD, .size = size, .n = h, .addr = addr,
+				   .adep = CXS_KT_NO_DEP, .vdep = CXS_KT_NO_DEP});
 	return h;
+}
+
+uint32_t cxs_kt_ld_dep(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t dep)
+{
+	check_access(kt, addr, size);
+	uint32_t h = new_handle(kt);
+	if (kt->nat) {
+		cxs_kt_loaded(kt, h, native_read(kt, addr, size));
+		native_tick(kt, false);
+		return h;
+	}
+	push(kt, &(struct cxs_kop){.kind = CXS_KOP_LOAD, .size = size, .n = h, .addr = addr,
+				   .adep = dep, .vdep = CXS_KT_NO_DEP});
+	return h;
+}
+
+bool cxs_kt_handle_live(const struct cxs_kt *kt, uint32_t h)
+{
+	return h < kt->next_h && kt->gen[h % CXS_KT_MAX_INFLIGHT] == h;
+}
+
+void cxs_kt_store_dep(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value,
+		      uint32_t adep, uint32_t vdep)
+{
+	check_access(kt, addr, size);
+	uint64_t mask = size < 8 ? (UINT64_C(1) << (8 * size)) - 1 : UINT64_MAX;
+	if (vdep != CXS_KT_NO_DEP && !cxs_kt_handle_live(kt, vdep))
+		cxs_kt_fail(kt, "thread %u: store value depends on handle %u, which is not in "
+			    "flight", kt->p.id, vdep);
+	if (kt->nat) {
+		if (vdep != CXS_KT_NO_DEP)
+			value += kt->val[vdep % CXS_KT_MAX_INFLIGHT];
+		native_write(kt, addr, size, value & mask);
+		native_tick(kt, false);
+		return;
+	}
+	push(kt, &(struct cxs_kop){.kind = CXS_KOP_STORE, .size = size, .addr = addr,
+				   .value = vdep != CXS_KT_NO_DEP ? value : value & mask,
+				   .adep = adep, .vdep = vdep});
 }
 
 uint64_t cxs_kt_get(struct cxs_kt *kt, uint32_t h)
@@ -279,7 +319,7 @@ void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value
 		return;
 	}
 	push(kt, &(struct cxs_kop){.kind = CXS_KOP_STORE, .size = size, .addr = addr,
-				   .value = value});
+				   .value = value, .adep = CXS_KT_NO_DEP, .vdep = CXS_KT_NO_DEP});
 }
 
 static uint64_t atomic_op(struct cxs_kt *kt, uint8_t kind, uint64_t addr, uint8_t size,
@@ -549,7 +589,10 @@ void cxs_kt_free(struct cxs_kt *kt)
 void cxs_kimage_free(struct cxs_kimage *img)
 {
 	free(img->shared);
-	free(img->info);
+	if (img->info_free)
+		img->info_free(img->info);
+	else
+		free(img->info);
 	img->shared = NULL;
 	img->info = NULL;
 }
