@@ -196,6 +196,7 @@ struct cxs_mem_req {
 	uint64_t tag;        /* the issuer's */
 	cxs_time issued;
 	uint32_t core;       /* index within the CN */
+	uint32_t repl;       /* DIKTAMO: the replication this store belongs to (0: none) */
 	uint8_t op;          /* enum cxs_mem_op */
 	uint8_t size;        /* 1, 2, 4 or 8, naturally aligned */
 	uint8_t flags;       /* CXS_REQ_* */

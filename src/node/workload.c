@@ -109,7 +109,7 @@ int workload_configure(const struct cxs_config *cfg, struct memsys *M, char *err
 	const struct cxs_addr_map_params *mp = &M->map.p;
 	const char *name = cxs_config_str(cfg, "workload", "kernel");
 	cxs_core_configure(cfg, &w->core);
-	w->core.write_through = M->protocol == CXS_PROTO_WT;
+	w->core.protocol = (uint8_t)M->protocol;
 	w->core.cycle_ps = M->cn.agent.cycle_ps;
 	if (cxs_tester_configure(cfg, &w->tester, err, errlen) != 0)
 		return -1;
