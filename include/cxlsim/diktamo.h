@@ -37,10 +37,12 @@
 
 /*
  * The replica group of a line: n_r distinct CNs chosen from the live CNs
- * (live[0 .. nlive-1], ascending node ids) by a hash of the line address:
- * the group is nlive consecutive positions starting at hash % nlive, so every
- * live CN is in exactly n_r groups (balance) and the members are distinct.
- * The writer may be one of them. Returns the group size, min(n_r, nlive).
+ * (live[0 .. nlive-1], ascending node ids) by a hash of the line address
+ * (here and below a line is byte address >> 6, as in coherence.h): the group
+ * is min(n_r, nlive) consecutive positions (mod nlive) starting at
+ * hash % nlive, so every live CN is in exactly that many of the nlive
+ * groups (balance) and the members are distinct. The writer may be one of
+ * them. Returns the group size, min(n_r, nlive); n_r is 1..4.
  */
 uint32_t cxs_dk_replicas(uint64_t line, const uint32_t *live, uint32_t nlive, uint32_t n_r,
 			 uint32_t out[CXS_DK_MAX_REPLICAS]);
@@ -112,7 +114,8 @@ void cxs_lu_free(struct cxs_lu *lu);
  * buffer (the REPL_ACK may leave then), or CXS_TIME_INF when the buffer lacks
  * room: nothing changed, and the caller keeps the REPL and offers it again
  * after a drain has freed room (back-pressure, counted in lu/backpressure_ps
- * by cxs_lu_backpressure). n <= 64.
+ * by cxs_lu_backpressure). n <= 64 and n <= the buffer's entries; the n
+ * word addresses are distinct (one entry per word).
  */
 cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl,
 		     const uint64_t *addr, const uint64_t *value, uint32_t n);
@@ -126,7 +129,9 @@ void cxs_lu_backpressure(struct cxs_lu *lu, cxs_time since, cxs_time now);
  * timestamp (incremented by the CN for every VAL it sends, wrapping): for two
  * entries of one word from the same CN, TS order (cxs_dk_ts_before) and stamp
  * order must agree, which the LU checks. Returns 0, or -1 with a message when
- * no such REPL is in the buffer or the orders disagree (protocol errors).
+ * no such REPL is in the buffer (or it was VALed already) or the orders
+ * disagree (protocol errors; also a word given one stamp twice, or a stamp
+ * not above the word's latest in the DRAM log). A refused VAL changes nothing.
  */
 int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl, uint8_t ts,
 	       uint64_t stamp0, const uint64_t *values, char *err, size_t errlen);
@@ -135,8 +140,10 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
  * Moves VALed entries from the SRAM buffer to the DRAM log, per word in stamp
  * order: an entry waits while its word has an entry in the buffer that is not
  * VALed yet (that one's stamp may be smaller) or a VALed one with a smaller
- * stamp. Never moves an entry that is not VALed. Returns the time the moves
- * are done (one unit cycle per entry, after now) and sets *moved.
+ * stamp. Never moves an entry that is not VALed. When the DRAM log lacks
+ * room, what fits moves (for each word, its smallest stamps) and the rest
+ * waits for a dump. Returns the time the moves are done (one unit cycle per
+ * entry, after now) and sets *moved.
  */
 cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved);
 
@@ -172,7 +179,9 @@ void cxs_dk_chunks_free(struct cxs_dk_chunk *chunks, size_t n);
  * Recovery's search (§V-C): for each of the n word addresses, the latest
  * VALed entry (largest stamp) in the buffer and the DRAM log: found[i] = 1 and
  * out[i] set, or found[i] = 0. Entries that are not VALed are never returned.
- * Returns the number of entries scanned (the cost of TravLU).
+ * Returns the number of entries scanned (the cost of TravLU): the unit reads
+ * its buffer and DRAM log once for the whole list, so their entry count, or 0
+ * when n is 0.
  */
 size_t cxs_lu_latest(const struct cxs_lu *lu, const uint64_t *words, size_t n,
 		     struct cxs_dk_entry *out, uint8_t *found);
@@ -186,7 +195,8 @@ void cxs_lu_foreach(const struct cxs_lu *lu,
  * Serialises entries (valid ones only) into a versioned little-endian record
  * stream (magic, version, count, then fixed-size records), malloc'd in *out.
  * Decoding checks the magic, version and every length, and returns -1 with a
- * message for anything else (a truncated or corrupt log).
+ * message for anything else (a truncated or corrupt log). Decoded entries
+ * have valid = 1 and repl = 0 (a REPL number is not logged).
  */
 int cxs_dk_log_encode(const struct cxs_dk_entry *e, size_t n, unsigned char **out, size_t *len);
 int cxs_dk_log_decode(const unsigned char *in, size_t len, struct cxs_dk_entry **e, size_t *n,

@@ -20,5 +20,6 @@ Suite *coherence_suite(void);
 Suite *trace_suite(void);
 Suite *axle_suite(void);
 Suite *payload_suite(void);
+Suite *diktamo_suite(void);
 
 #endif
