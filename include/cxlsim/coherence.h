@@ -233,6 +233,14 @@ struct cxs_cn_env {
 	 * that performed loads out of order replays those to the line (TSO).
 	 */
 	void (*invalidated)(void *ctx, cxs_time t, uint32_t core, uint64_t line);
+	/*
+	 * Optional: a store of a replication (r->repl != 0, DIKTAMO) was
+	 * performed at t, as the `stamp`-th write of the line's order
+	 * (cxs_stamp), leaving `word` in its aligned 8-byte word. Called before
+	 * anything else can see the store.
+	 */
+	void (*replicated_write)(void *ctx, cxs_time t, const struct cxs_mem_req *r, uint64_t stamp,
+				 uint64_t word);
 };
 
 struct cxs_cn_params {

@@ -106,6 +106,12 @@ static void agent_invalidated(void *ctx, cxs_time t, uint32_t core, uint64_t lin
 	workload_invalidated(ctx, t, core, line);
 }
 
+static void agent_replicated_write(void *ctx, cxs_time t, const struct cxs_mem_req *r,
+				   uint64_t stamp, uint64_t word)
+{
+	dk_cn_performed(ctx, t, r, stamp, word);
+}
+
 /* CXL.mem from a home. */
 static void on_coherence(void *ctx, cxs_time now, const struct cxs_envelope *env,
 			 const void *body, uint32_t len)
@@ -220,7 +226,8 @@ static int cn_init(struct cxs_lp *lp, void *state)
 	cxs_nport_on_class(&cn->port, CXS_CLASS_MEM, on_coherence, cn);
 	struct cxs_cn_env env = {.ctx = cn, .send = agent_send, .complete = agent_complete,
 				 .local_dram = agent_local_dram, .perform = agent_perform,
-				 .invalidated = agent_invalidated};
+				 .invalidated = agent_invalidated,
+				 .replicated_write = M->dk ? agent_replicated_write : NULL};
 	if (M->exact)
 		exact_cn_init(M->exact);
 	cn->agent = cxs_cn_new(cxs_lp_id(lp), &M->cn.agent, &env, cxs_lp_stats(lp), err, sizeof err);
@@ -228,7 +235,8 @@ static int cn_init(struct cxs_lp *lp, void *state)
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
-	if (workload_cn_init(cn, err, sizeof err) != 0) {
+	if ((M->dk && dk_cn_init(cn, err, sizeof err) != 0) ||
+	    workload_cn_init(cn, err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
@@ -259,14 +267,22 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	case EV_CORE_DONE:
 		workload_done(cn, ev);
 		return;
-	case EV_FAILED:
-		cn->dead |= UINT64_C(1) << ((const struct fail_ev *)(const void *)ev->data)->node;
+	case EV_DK_LOGGER:
+		cxs_dk_logger_event(cn->dkl, ev);
 		return;
+	case EV_FAILED: {
+		uint32_t failed = ((const struct fail_ev *)(const void *)ev->data)->node;
+		cn->dead |= UINT64_C(1) << failed;
+		if (cn->M->dk)
+			dk_cn_failed(cn, failed);
+		return;
+	}
 	case EV_WATCHDOG:
 		cn->watch.armed = false;
-		if (cxs_cn_stuck(cn->agent, ev->time, cn->M->deadlock_timeout, err, sizeof err))
+		if (cxs_cn_stuck(cn->agent, ev->time, cn->M->deadlock_timeout, err, sizeof err) ||
+		    (cn->M->dk && dk_cn_stuck(cn, ev->time, err, sizeof err)))
 			cxs_lp_fail(lp, 4, "deadlock: %s", err);
-		else if (cxs_cn_pending(cn->agent))
+		else if (cxs_cn_pending(cn->agent) || (cn->M->dk && dk_cn_busy(cn)))
 			watch_arm(&cn->watch);
 		return;
 	default:
@@ -281,6 +297,7 @@ static void cn_finalize(struct cxs_lp *lp, void *state)
 	if (!cxs_node_alive(lp, cxs_lp_id(lp)))
 		record_held_at_failure(cn);
 	workload_cn_finish(cn);
+	dk_finalize(lp);
 	cxs_cn_free(cn->agent);
 	cxs_dram_destroy(&cn->dram);
 }

@@ -140,6 +140,7 @@ static void release(void *ctx)
 		return;
 	workload_release(&M->wl);
 	exact_release(M->exact);
+	dk_release(M->dk);
 	free(M);
 }
 
@@ -155,7 +156,7 @@ static int configure(const struct cxs_config *cfg, struct cxs_model_run *out, ch
 	 * the workload the CN's clock and the cluster's sizes. */
 	if (configure_system(cfg, M, err, errlen) != 0 || cn_configure(cfg, M, err, errlen) != 0 ||
 	    mn_configure(cfg, M, err, errlen) != 0 || exact_configure(cfg, M, err, errlen) != 0 ||
-	    workload_configure(cfg, M, err, errlen) != 0) {
+	    workload_configure(cfg, M, err, errlen) != 0 || dk_configure(cfg, M, err, errlen) != 0) {
 		release(M);
 		return -1;
 	}
@@ -174,7 +175,7 @@ static const struct cxs_key_table system_keys = CXS_KEY_TABLE(memsys_keys);
 static const struct cxs_key_table *const tables[] = {
 	&system_keys, &memsys_cn_key_table, &memsys_mn_key_table, &cxs_fabric_key_table,
 	&memsys_workload_key_table, &cxs_core_key_table, &cxs_tester_key_table,
-	&memsys_exact_key_table, &cxs_trace_replay_key_table, NULL,
+	&memsys_exact_key_table, &cxs_trace_replay_key_table, &cxs_dk_key_table, NULL,
 };
 
 const struct cxs_model cxs_memsys_model = {

@@ -8,6 +8,8 @@
  *   workload.c     what the cores run: the random tester or a thread program
  *                  on out-of-order cores; reference run; completion
  *   exact_check.c  the exact coherence checker (tester.exact_check)
+ *   dk_node.c      DIKTAMO's components on both node types (the protocols
+ *                  that replicate) and its protocol checker (diktamo.check)
  *
  * The model's instance (struct memsys) is built once by configure and read by
  * every node of the process through cxs_lp_ctx; nothing here is a
@@ -25,6 +27,7 @@
 #include "cxlsim/coherence.h"
 #include "cxlsim/config.h"
 #include "cxlsim/core.h"
+#include "cxlsim/diktamo.h"
 #include "cxlsim/dram.h"
 #include "cxlsim/engine.h"
 #include "cxlsim/fabric.h"
@@ -48,6 +51,8 @@ enum {
 	EV_SEND,        /* a message an agent emitted for a later time */
 	EV_CORE_STEP,   /* an out-of-order core asked to be woken */
 	EV_FAILED,      /* the switch has detected a CN's failure (struct fail_ev) */
+	EV_DK_LOGGER,   /* a DIKTAMO Logging Unit's timer (CN) */
+	EV_DK_KEEPER,   /* the DIKTAMO dump coordinator's timer (MN) */
 };
 
 /* A CN's failure as the switch detects it, fabric.detect_latency after its T_f. */
@@ -100,6 +105,7 @@ struct memsys {
 	cxs_time deadlock_timeout, watchdog;
 	struct workload wl;
 	struct exact_check *exact;       /* NULL unless tester.exact_check */
+	struct dk_cluster *dk;           /* NULL unless system.protocol replicates */
 };
 
 /*
@@ -112,6 +118,7 @@ void memsys_failure_notice(struct cxs_lp *lp, const struct memsys *M,
 			   const struct cxs_failure_notice *f, uint64_t *known);
 
 /* Each part's keys (model.h), listed by the model in memsys.c. */
+struct dk_cluster;
 extern const struct cxs_key_table memsys_cn_key_table, memsys_mn_key_table,
 	memsys_workload_key_table, memsys_exact_key_table;
 
@@ -121,6 +128,8 @@ int workload_configure(const struct cxs_config *cfg, struct memsys *M, char *err
 void workload_release(struct workload *w);
 int exact_configure(const struct cxs_config *cfg, struct memsys *M, char *err, size_t errlen);
 void exact_release(struct exact_check *x);
+int dk_configure(const struct cxs_config *cfg, struct memsys *M, char *err, size_t errlen);
+void dk_release(struct dk_cluster *d);
 
 extern const struct cxs_node_type memsys_cn_type, memsys_mn_type;
 
@@ -168,6 +177,8 @@ struct cn_node {
 	struct cxs_tester *testers;  /* tester mode: one per core */
 	struct cxs_kt **kts;         /* kernel mode: a program and a core per core */
 	struct cxs_core **ooo;
+	struct cxs_dk_sender *dks;   /* DIKTAMO (M->dk): replication of remote stores */
+	struct cxs_dk_logger *dkl;   /* ... and the CN's Logging Unit */
 };
 
 /* A completed request travels to the workload as an event at its completion time. */
@@ -189,5 +200,19 @@ void workload_invalidated(struct cn_node *cn, cxs_time t, uint32_t core, uint64_
 void exact_perform(struct cn_node *cn, cxs_time t, const struct cxs_mem_req *r, uint64_t value,
 		   int is_write);
 void exact_cn_init(struct exact_check *x);
+
+/* dk_node.c: DIKTAMO's components (M->dk != NULL) */
+int dk_cn_init(struct cn_node *cn, char *err, size_t errlen);
+int dk_cn_replicate(struct cn_node *cn, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
+		    uint32_t n, bool atomic, uint32_t *id, char *err, size_t errlen);
+void dk_cn_performed(struct cn_node *cn, cxs_time t, const struct cxs_mem_req *r, uint64_t stamp,
+		     uint64_t word);
+bool dk_cn_stuck(struct cn_node *cn, cxs_time now, char *err, size_t errlen);
+bool dk_cn_busy(const struct cn_node *cn);
+void dk_cn_failed(struct cn_node *cn, uint32_t failed);
+struct cxs_dk_keeper *dk_mn_init(struct cxs_lp *lp, struct cxs_nport *port, char *err,
+				 size_t errlen);
+/* Every node's finalize: the process's last one runs the protocol checker. */
+void dk_finalize(struct cxs_lp *lp);
 
 #endif /* CXLSIM_MEMSYS_PRIV_H */

@@ -44,6 +44,7 @@ struct mn_node {
 	uint64_t *c_owned;
 	uint32_t failed_cn;             /* the CN being forgotten (cn_failed) */
 	bool warned_waiting;            /* the watchdog said once that it waits on a failed CN */
+	struct cxs_dk_keeper *keeper;   /* DIKTAMO (M->dk): the logs dumped here */
 };
 
 static void home_send(void *ctx, cxs_time when, const struct cxs_coh_msg *m)
@@ -160,6 +161,10 @@ static int mn_init(struct cxs_lp *lp, void *state)
 		cxs_lp_fail(lp, 2, "node %u: cannot create the home directory", cxs_lp_id(lp));
 		return -1;
 	}
+	if (M->dk && !(mn->keeper = dk_mn_init(lp, &mn->port, err, sizeof err))) {
+		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -204,6 +209,12 @@ static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	}
 	case EV_FAILED:
 		cn_failed(mn, ev);
+		if (mn->keeper)
+			cxs_dk_keeper_cn_failed(mn->keeper,
+						((const struct fail_ev *)(const void *)ev->data)->node);
+		return;
+	case EV_DK_KEEPER:
+		cxs_dk_keeper_event(mn->keeper, ev);
 		return;
 	default:
 		cxs_bug(lp, "MN got event type %u", ev->type);
@@ -218,6 +229,7 @@ static void mn_finalize(struct cxs_lp *lp, void *state)
 		*cxs_stats_counter(cxs_lp_stats(lp), "home", "dropped_from_dead", "messages",
 				   "messages from failed CNs that arrived after their failure was handled") =
 			mn->home.dropped_from_dead;
+	dk_finalize(lp);
 	cxs_home_free(&mn->home);
 	cxs_dram_destroy(&mn->dram);
 }

@@ -155,6 +155,12 @@ static bool ooo_remote(void *ctx, uint64_t addr)
 	return cxs_addr_map_lookup(&cn->M->map, addr).kind == CXS_ADDR_CXL;
 }
 
+static int ooo_replicate(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
+			 uint32_t n, bool atomic, uint32_t *id, char *err, size_t len)
+{
+	return dk_cn_replicate(ctx, core, t, s, n, atomic, id, err, len);
+}
+
 static void ooo_wake(void *ctx, uint32_t core, cxs_time t)
 {
 	struct cn_node *cn = ctx;
@@ -209,7 +215,8 @@ int workload_cn_init(struct cn_node *cn, char *err, size_t len)
 		return -1;
 	}
 	struct cxs_core_env env = {.ctx = cn, .request = ooo_request, .where = ooo_where,
-				   .remote = ooo_remote, .wake = ooo_wake};
+				   .remote = ooo_remote, .wake = ooo_wake,
+				   .replicate = M->dk ? ooo_replicate : NULL};
 	for (uint32_t c = 0; c < cores; c++) {
 		struct cxs_kt_params kp = {.kernel = w->kernel, .img = &w->img,
 					   .reference = w->reference, .id = node * cores + c,
