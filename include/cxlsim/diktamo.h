@@ -120,11 +120,14 @@ void cxs_lu_free(struct cxs_lu *lu);
  * buffer (the REPL_ACK may leave then), or CXS_TIME_INF when the buffer lacks
  * room: nothing changed, and the caller keeps the REPL and offers it again
  * after a drain has freed room (back-pressure, counted in lu/backpressure_ps
- * by cxs_lu_backpressure). n <= 64 and n <= the buffer's entries; the n
- * word addresses are distinct (one entry per word).
+ * by cxs_lu_backpressure), or refuses it. With spill, a REPL that lacks room
+ * is taken all the same, its entries kept past the buffer in the CN's DRAM
+ * (lu/spilled_entries; the caller charges the DRAM write); CXS_TIME_INF then
+ * means out of memory. n <= 64 and n <= the buffer's entries; the n word
+ * addresses are distinct (one entry per word).
  */
 cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl,
-		     const uint64_t *addr, const uint64_t *value, uint32_t n);
+		     const uint64_t *addr, const uint64_t *value, uint32_t n, bool spill);
 /* The caller held a REPL from `since` to now for lack of room. */
 void cxs_lu_backpressure(struct cxs_lu *lu, cxs_time since, cxs_time now);
 
@@ -258,6 +261,7 @@ struct cxs_dk_params {
 	uint32_t replicas;          /* N_r, 1..4 */
 	struct cxs_lu_params lu;
 	cxs_time dump_period;       /* 2.5 ms */
+	cxs_time spill_after;       /* a head REPL's longest wait for room before it spills */
 	bool check;                 /* the protocol checker (needs every node in one process) */
 	enum cxs_dk_fault fault;
 };
@@ -301,10 +305,16 @@ struct cxs_dk_sender *cxs_dk_sender_new(const struct cxs_dk_world *w, struct cxs
 					cxs_dk_replicated_fn *replicated, void *ctx,
 					struct cxs_stats *st);
 void cxs_dk_sender_free(struct cxs_dk_sender *s);
-/* env.replicate of the node's cores (core.h). */
+/* env.replicate of the node's cores (core.h; flags CXS_REPL_*). */
 int cxs_dk_replicate(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
-		     const struct cxs_sb_store *st, uint32_t n, bool atomic, uint32_t *id, char *err,
-		     size_t errlen);
+		     const struct cxs_sb_store *st, uint32_t n, unsigned flags, uint32_t *id,
+		     char *err, size_t errlen);
+/*
+ * env.repl_at_head: replication id, sent before its group reached the head,
+ * is there now; the REPLs full Logging Units refused are sent again, as REPLs
+ * from the head (which a unit never refuses: logging.c).
+ */
+void cxs_dk_sender_at_head(struct cxs_dk_sender *s, cxs_time now, uint32_t core, uint32_t id);
 /*
  * A store of replication r.repl was performed (the CN agent's hook): its
  * stamp and the whole word it leaves; when the replication's last store is

@@ -138,7 +138,8 @@ static int replicate(struct cxs_core *c, uint32_t from, uint32_t n, cxs_time now
 		return -1;
 	}
 	stores_of(c, from, n, group);
-	if (c->env.replicate(c->env.ctx, c->id, now, group, n, false, &id, err, len) != 0)
+	if (c->env.replicate(c->env.ctx, c->id, now, group, n, at_head ? CXS_REPL_AT_HEAD : 0, &id,
+			     err, len) != 0)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct sb_ent *s = at(c, from + i);
@@ -251,7 +252,10 @@ static int both_at_head(struct cxs_core *c, cxs_time now, char *err, size_t len)
 {
 	if (!head_remote(c))
 		return perform(c, now, err, len);
-	if (!at(c, 0)->repl_sent && replicate(c, 0, c->sb.group, now, true, err, len) != 0)
+	const struct sb_ent *h = at(c, 0);
+	if (h->repl_sent && !h->repl_acked && c->env.repl_at_head)
+		c->env.repl_at_head(c->env.ctx, c->id, now, h->repl); /* sent early, still waiting */
+	if (!h->repl_sent && replicate(c, 0, c->sb.group, now, true, err, len) != 0)
 		return -1;
 	if (start_ownership(c, now, err, len) != 0)
 		return -1;

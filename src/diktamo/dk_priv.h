@@ -19,7 +19,8 @@ struct dk_repl {
 	uint32_t repl;
 	uint8_t n;
 	uint8_t atomic;
-	uint8_t pad[6];
+	uint8_t at_head;  /* its group is at the store-buffer head: never refused */
+	uint8_t pad[5];
 	struct {
 		uint64_t addr;  /* word address */
 		uint64_t value; /* the store's value (an atomic's operand) */
@@ -28,9 +29,12 @@ struct dk_repl {
 /* On the wire: header 16 + requester, word mask, line fields 8 + 8 per word. */
 #define DK_REPL_WIRE(n) (24u + 8u * (uint32_t)(n))
 
+/* REPL_ACK, or with nack a refusal: an early REPL that found no room. */
 struct dk_ack {
 	uint32_t requester;
 	uint32_t repl;
+	uint8_t nack;
+	uint8_t pad[7];
 };
 
 /*

@@ -12,7 +12,9 @@
  * SRAM Log Buffer. cap = sram_bytes / CXS_DK_ENTRY_BYTES entries (4 KB / 24
  * = 170, Table II). A REPL of n words takes n entries at once or, when fewer
  * are free, none (back-pressure: the caller keeps the REPL and offers it
- * again after a drain; nothing is half-allocated). Entries are kept in
+ * again after a drain; nothing is half-allocated), unless the caller asks
+ * for a spill: then the entries are allocated past the buffer, in the CN's
+ * DRAM (logging.c charges the DRAM write and says when it spills). Entries are kept in
  * arrival order (a REPL's words in their order), compacted as entries leave;
  * with at most cap entries, the scans below are bounded by cap: a VAL's
  * checks and a drain are one pass each over the buffer, through a table of
@@ -108,8 +110,12 @@
  *   repls_refused          REPL offers refused for lack of room (each offer)
  *   entries_logged         SRAM entries allocated (words of accepted REPLs)
  *   vals                   VALs accepted
+ *   vals_reordered         VALs that came after a later VAL of their CN
+ *   vals_behind            VALs for a word with a VALed later-stamped entry
+ *                          in the buffer already (another CN's, or reordered)
  *   backpressure_ps        time REPLs were held for lack of room
  *                          (cxs_lu_backpressure)
+ *   spilled_entries        entries allocated past the buffer (spill)
  *   drained_entries        entries moved to the DRAM log
  *   drain_busy_ps          unit time spent moving them
  *   dram_full_drains       drains that left movable entries for lack of room
@@ -143,7 +149,10 @@ enum {
 	C_REPLS_REFUSED,
 	C_ENTRIES_LOGGED,
 	C_VALS,
+	C_VALS_REORDERED,
+	C_VALS_BEHIND,
 	C_BACKPRESSURE_PS,
+	C_SPILLED,
 	C_DRAINED,
 	C_DRAIN_BUSY_PS,
 	C_DRAM_FULL,
@@ -167,8 +176,14 @@ static const struct {
 			     "REPL offers refused for lack of room in the SRAM Log Buffer"},
 	[C_ENTRIES_LOGGED] = {"entries_logged", "entries", "SRAM Log Buffer entries allocated"},
 	[C_VALS] = {"vals", "messages", "VALs accepted"},
+	[C_VALS_REORDERED] = {"vals_reordered", "messages",
+			      "VALs that arrived after a later VAL of the same CN (the fabric reordered them)"},
+	[C_VALS_BEHIND] = {"vals_behind", "messages",
+			   "VALs for a word whose buffer already held a VALed entry with a later stamp (from any CN): drained in stamp order all the same"},
 	[C_BACKPRESSURE_PS] = {"backpressure_ps", "ps",
 			       "time REPLs were held for lack of room in the SRAM Log Buffer"},
+	[C_SPILLED] = {"spilled_entries", "entries",
+		       "entries of REPLs from a store-buffer head that waited diktamo.spill_after for room and were then kept in the CN's DRAM instead"},
 	[C_DRAINED] = {"drained_entries", "entries", "entries moved to the DRAM log"},
 	[C_DRAIN_BUSY_PS] = {"drain_busy_ps", "ps", "unit time moving entries to the DRAM log"},
 	[C_DRAM_FULL] = {"dram_full_drains", "drains",
@@ -221,8 +236,9 @@ struct cxs_lu {
 	struct cxs_lu_params p;
 	uint32_t node;
 
-	/* SRAM Log Buffer, arrival order */
+	/* SRAM Log Buffer, arrival order (entries past cap: spilled to DRAM) */
 	uint32_t cap;
+	uint32_t room;           /* entries the arrays below hold: cap, more after spills */
 	uint32_t nbuf;
 	uint32_t nvaled;
 	struct buf_entry *buf;
@@ -292,6 +308,7 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 	lu->p = *p;
 	lu->node = node;
 	lu->cap = p->sram_bytes / CXS_DK_ENTRY_BYTES;
+	lu->room = lu->cap;
 	lu->max_log = (uint32_t)(p->dram_bytes / CXS_DK_ENTRY_BYTES);
 	double wm = p->watermark * (double)lu->max_log;
 	uint64_t w = (uint64_t)wm;
@@ -441,14 +458,59 @@ static void log_compact(struct cxs_lu *lu, const uint8_t *retain)
 
 /* ---- REPL and VAL ----------------------------------------------------------------- */
 
+/* Room for `need` buffer entries in every per-entry array (spills grow them). 0, or -1. */
+static int make_room(struct cxs_lu *lu, uint32_t need)
+{
+	if (need <= lu->room)
+		return 0;
+	uint32_t room = lu->room;
+	while (room < need)
+		room *= 2;
+	struct buf_entry *buf = realloc(lu->buf, room * sizeof *buf);
+	if (buf)
+		lu->buf = buf;
+	struct stamp_key *sk = realloc(lu->skeys, room * sizeof *sk);
+	if (sk)
+		lu->skeys = sk;
+	uint32_t *pl = realloc(lu->place, room * sizeof *pl);
+	if (pl)
+		lu->place = pl;
+	uint32_t *wn = realloc(lu->wnext, room * sizeof *wn);
+	if (wn)
+		lu->wnext = wn;
+	uint8_t *g = realloc(lu->gone, room);
+	if (g)
+		lu->gone = g;
+	uint32_t ws = lu->wmask + 1;
+	while (ws < 4 * room)
+		ws <<= 1;
+	struct word_slot *w = ws > lu->wmask + 1 ? calloc(ws, sizeof *w) : lu->words;
+	if (!buf || !sk || !pl || !wn || !g || !w)
+		return -1;
+	if (w != lu->words) {
+		free(lu->words);
+		lu->words = w;
+		lu->wmask = ws - 1;
+		lu->wgen = 0;
+		words_reset(lu);
+	}
+	lu->room = room;
+	return 0;
+}
+
 cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl,
-		     const uint64_t *addr, const uint64_t *value, uint32_t n)
+		     const uint64_t *addr, const uint64_t *value, uint32_t n, bool spill)
 {
 	assert(n >= 1 && n <= MAX_REPL_WORDS);
 	assert(n <= lu->cap); /* a REPL larger than the buffer could never be taken */
-	if (lu->cap - lu->nbuf < n) {
-		(*lu->c[C_REPLS_REFUSED])++;
-		return CXS_TIME_INF;
+	if (lu->nbuf + n > lu->cap) {
+		if (!spill) {
+			(*lu->c[C_REPLS_REFUSED])++;
+			return CXS_TIME_INF;
+		}
+		if (make_room(lu, lu->nbuf + n) != 0)
+			return CXS_TIME_INF;
+		*lu->c[C_SPILLED] += n;
 	}
 #ifndef NDEBUG
 	for (uint32_t k = 0; k < lu->nbuf; k++)
@@ -511,6 +573,7 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 		const struct buf_entry *b = &lu->buf[lu->place[j]];
 		word_at(lu, b->e.addr, true)->stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
 	}
+	bool behind = false;
 	for (uint32_t k = 0; k < lu->nbuf; k++) {
 		const struct cxs_dk_entry *o = &lu->buf[k].e;
 		if (!o->valid)
@@ -519,6 +582,7 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 		if (w == NULL)
 			continue;
 		uint64_t stamp = w->stamp;
+		behind |= o->stamp > stamp;
 		if (o->stamp == stamp) {
 			snprintf(err, errlen,
 				 "LU %u: word %#" PRIx64 " gets stamp %#" PRIx64
@@ -558,6 +622,9 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 	}
 	if (seq > lu->seq_last[cn & 0xff])
 		lu->seq_last[cn & 0xff] = seq;
+	else if (lu->seq_last[cn & 0xff] != 0)
+		(*lu->c[C_VALS_REORDERED])++;
+	*lu->c[C_VALS_BEHIND] += behind;
 	lu->nvaled += m;
 	(*lu->c[C_VALS])++;
 	return 0;
@@ -644,7 +711,7 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 
 uint32_t cxs_lu_sram_free(const struct cxs_lu *lu)
 {
-	return lu->cap - lu->nbuf;
+	return lu->nbuf < lu->cap ? lu->cap - lu->nbuf : 0;
 }
 
 uint64_t cxs_lu_dram_bytes(const struct cxs_lu *lu)

@@ -4,9 +4,21 @@
  * log_unit.c; this file puts it on the node port and the CN's local DRAM.
  *
  *   REPL in   the unit allocates its entries (SRAM access); the REPL_ACK
- *             leaves when they are in. A full buffer holds the REPL, and the
- *             ones behind it, until a drain frees room (back-pressure: the
- *             writer's store waits in its store buffer).
+ *             leaves when they are in. When the buffer lacks room
+ *             (back-pressure):
+ *               - a REPL sent before its group reached the store-buffer head
+ *                 (DIKTAMO-proactive) is refused at once, with a NACK; the
+ *                 writer asks again when the group reaches the head;
+ *               - a REPL from a group at the head waits, in arrival order,
+ *                 for a drain to free room — for diktamo.spill_after at
+ *                 most, after which its entries are kept in the CN's DRAM
+ *                 past the buffer (a spill: a DRAM write, then the ACK).
+ *             Without both rules the buffer deadlocks: under proactive it
+ *             fills with entries of stores far from their heads, which can
+ *             be VALed only after the stores at the heads, whose REPLs it
+ *             then holds; and two units each holding REPLs of groups that
+ *             the other has taken can wait for each other for ever. The
+ *             paper says only that a full buffer back-pressures REPLs.
  *   VAL in    marks the entries valid, then a drain runs: the unit moves
  *             entries to the DRAM log at one per unit cycle, per word in
  *             stamp order (log_unit.c), and writes them to the CN's local
@@ -31,9 +43,10 @@
 
 #include "dk_priv.h"
 
-enum { T_DRAIN = 1 };
+enum { T_DRAIN = 1, T_SPILL };
 
-#define LOG_REGION_LINE (UINT64_C(1) << 36) /* first DRAM line of the log region */
+#define LOG_REGION_LINE (UINT64_C(1) << 36)   /* first DRAM line of the log region */
+#define SPILL_REGION_LINE (UINT64_C(3) << 35) /* ... and of the region spills go to */
 
 struct held {
 	cxs_time since;
@@ -49,8 +62,9 @@ struct cxs_dk_logger {
 	struct cxs_lu *lu;
 	struct cxs_dram *dram;
 	uint32_t ev;
-	bool drain_armed;
+	bool drain_armed, spill_armed;
 	uint64_t log_line;        /* next DRAM line of the log region */
+	uint64_t spill_line;      /* next DRAM line of the spill region */
 	uint32_t log_fill;        /* bytes of the current log line */
 	struct held *q;           /* REPLs held by back-pressure, FIFO */
 	uint32_t qhead, qn, qcap;
@@ -58,13 +72,13 @@ struct cxs_dk_logger {
 	uint32_t nlive;
 	bool coordinator_idle, told_active, early_asked;
 	uint64_t logged_since_round;
-	uint64_t *c_dram_lines, *c_held, *c_rounds, *c_chunks, *c_chunk_bytes;
+	uint64_t *c_dram_lines, *c_held, *c_nacks, *c_spills, *c_rounds, *c_chunks, *c_chunk_bytes;
 };
 
 static void send_ack(struct cxs_dk_logger *l, cxs_time when, uint32_t dst, uint32_t requester,
-		     uint32_t repl)
+		     uint32_t repl, bool nack)
 {
-	struct dk_ack a = {.requester = requester, .repl = repl};
+	struct dk_ack a = {.requester = requester, .repl = repl, .nack = nack};
 	cxs_nport_send(l->port, when, l->w->ev_msg, dst, CXS_MSG_REPL_ACK, &a, sizeof a, 0);
 }
 
@@ -85,18 +99,44 @@ static void arm_drain(struct cxs_dk_logger *l, cxs_time delay)
 	cxs_schedule(l->lp, delay, l->ev, &kind, sizeof kind);
 }
 
-/* Offers a REPL to the unit: 1 logged (ACK sent), 0 no room. */
-static int offer(struct cxs_dk_logger *l, cxs_time now, uint32_t src, const struct dk_repl *m)
+/* The spill timer: when the oldest held REPL has waited diktamo.spill_after. */
+static void arm_spill(struct cxs_dk_logger *l, cxs_time now)
+{
+	if (l->spill_armed || l->qn == 0)
+		return;
+	cxs_time due = l->q[l->qhead].since + l->w->p->spill_after;
+	l->spill_armed = true;
+	uint32_t kind = T_SPILL;
+	cxs_schedule(l->lp, due > now ? due - now : 0, l->ev, &kind, sizeof kind);
+}
+
+/* Offers a REPL to the unit: 1 logged (ACK sent), 0 no room. With spill it is always taken. */
+static int offer(struct cxs_dk_logger *l, cxs_time now, uint32_t src, const struct dk_repl *m,
+		 bool spill)
 {
 	uint64_t addr[DK_MAX_WORDS], value[DK_MAX_WORDS];
 	for (uint32_t i = 0; i < m->n; i++) {
 		addr[i] = m->w[i].addr;
 		value[i] = m->w[i].value;
 	}
-	cxs_time t = cxs_lu_repl(l->lu, now, m->requester, m->repl, addr, value, m->n);
-	if (t == CXS_TIME_INF)
+	cxs_time t = cxs_lu_repl(l->lu, now, m->requester, m->repl, addr, value, m->n, spill);
+	if (t == CXS_TIME_INF) {
+		if (spill)
+			cxs_bug(l->lp, "diktamo: out of memory spilling a REPL");
 		return 0;
-	send_ack(l, t, src, m->requester, m->repl);
+	}
+	if (spill) {
+		/* Its entries went to the CN's DRAM: the ACK waits for the write. */
+		uint32_t lines = (uint32_t)((m->n * CXS_DK_ENTRY_BYTES + CXS_LINE_BYTES - 1) /
+					    CXS_LINE_BYTES);
+		for (uint32_t i = 0; i < lines; i++) {
+			cxs_time d = cxs_dram_access(l->dram, now, SPILL_REGION_LINE + l->spill_line++, 1);
+			if (d > t)
+				t = d;
+		}
+		++*l->c_spills;
+	}
+	send_ack(l, t, src, m->requester, m->repl, false);
 	l->logged_since_round += m->n;
 	return 1;
 }
@@ -113,8 +153,14 @@ void dk_logger_on_repl(void *ctx, cxs_time now, const struct cxs_envelope *env, 
 		l->told_active = true;
 		sync_to_coordinator(l, now, DK_SYNC_ACTIVE, 0, 0);
 	}
-	if (l->qn == 0 && offer(l, now, env->src, m))
+	if (l->qn == 0 && offer(l, now, env->src, m, false))
 		return;
+	if (!m->at_head) {
+		/* Early: refused; the writer asks again at the head (never ahead of those waiting). */
+		send_ack(l, now + l->w->p->lu.sram_ps, env->src, m->requester, m->repl, true);
+		++*l->c_nacks;
+		return;
+	}
 	/* Back-pressure: it waits, in arrival order, behind those already waiting. */
 	if (l->qn == l->qcap) {
 		uint32_t cap = l->qcap ? 2 * l->qcap : 16;
@@ -133,6 +179,20 @@ void dk_logger_on_repl(void *ctx, cxs_time now, const struct cxs_envelope *env, 
 	h->src = env->src;
 	memcpy(&h->m, m, len < sizeof h->m ? len : sizeof h->m);
 	++*l->c_held;
+	arm_spill(l, now);
+}
+
+/* Held REPLs that have waited diktamo.spill_after are taken past the buffer. */
+static void spill_held(struct cxs_dk_logger *l, cxs_time now)
+{
+	while (l->qn && l->q[l->qhead].since + l->w->p->spill_after <= now) {
+		struct held *h = &l->q[l->qhead];
+		offer(l, now, h->src, &h->m, true);
+		cxs_lu_backpressure(l->lu, h->since, now);
+		l->qhead = (l->qhead + 1) % l->qcap;
+		l->qn--;
+	}
+	arm_spill(l, now);
 }
 
 void dk_logger_on_val(void *ctx, cxs_time now, const struct cxs_envelope *env, const void *body,
@@ -170,7 +230,7 @@ static void drain(struct cxs_dk_logger *l, cxs_time now)
 	/* Room freed: the held REPLs go in, oldest first. */
 	while (l->qn) {
 		struct held *h = &l->q[l->qhead];
-		if (!offer(l, done > now ? done : now, h->src, &h->m))
+		if (!offer(l, done > now ? done : now, h->src, &h->m, false))
 			break;
 		cxs_lu_backpressure(l->lu, h->since, done > now ? done : now);
 		l->qhead = (l->qhead + 1) % l->qcap;
@@ -189,6 +249,11 @@ void cxs_dk_logger_event(struct cxs_dk_logger *l, const struct cxs_event *ev)
 {
 	uint32_t kind;
 	memcpy(&kind, ev->data, sizeof kind);
+	if (kind == T_SPILL) {
+		l->spill_armed = false;
+		spill_held(l, ev->time);
+		return;
+	}
 	if (kind != T_DRAIN)
 		cxs_bug(l->lp, "diktamo: logger event %u", kind);
 	l->drain_armed = false;
@@ -287,7 +352,11 @@ struct cxs_dk_logger *cxs_dk_logger_new(const struct cxs_dk_world *w, struct cxs
 	l->c_dram_lines = cxs_stats_counter(st, "lu", "dram_log_lines", "lines",
 					    "line writes of the DRAM log to the CN's local DRAM");
 	l->c_held = cxs_stats_counter(st, "lu", "repls_held", "messages",
-				      "REPLs that waited for room in the SRAM buffer (back-pressure)");
+				      "REPLs from store-buffer heads that waited for room in the SRAM buffer (back-pressure)");
+	l->c_nacks = cxs_stats_counter(st, "lu", "repls_nacked", "messages",
+				       "early REPLs (sent before their group reached the store-buffer head) refused for lack of room: asked again at the head");
+	l->c_spills = cxs_stats_counter(st, "lu", "repls_spilled", "messages",
+					"REPLs taken past the SRAM buffer into the CN's DRAM after waiting diktamo.spill_after");
 	l->c_rounds = cxs_stats_counter(st, "lu", "dump_rounds", "rounds", "dump rounds taken part in");
 	l->c_chunks = cxs_stats_counter(st, "lu", "dump_chunks", "chunks",
 					"compressed log chunks sent to MNs");

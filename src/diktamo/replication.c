@@ -57,10 +57,14 @@ struct rec {
 	bool need_values;   /* the VAL carries the words */
 	uint8_t nst, nw, nrep, acks, performed;
 	uint8_t acked;      /* bit k: rep[k]'s REPL_ACK is in */
+	uint8_t nacked;     /* bit k: rep[k] refused it (full) and must be asked again at the head */
+	bool atomic;
+	bool at_head;       /* its group is at the store-buffer head (or was sent from there) */
 	uint32_t id, core;
 	uint32_t rep[CXS_DK_MAX_REPLICAS];
 	uint8_t widx[DK_MAX_WORDS];     /* store -> its word */
 	uint64_t addr[DK_MAX_WORDS];    /* word addresses */
+	uint64_t repl_value[DK_MAX_WORDS]; /* ... and their values in the REPL */
 	uint64_t value[DK_MAX_WORDS];   /* each word as its last store left it */
 	uint64_t stamp[DK_MAX_WORDS];   /* ... and that store's stamp */
 	uint64_t last_stamp;
@@ -80,7 +84,8 @@ struct cxs_dk_sender {
 	size_t outstanding;
 	bool dropped;             /* diktamo.fault = drop_val done */
 	struct rec *t;
-	uint64_t *c_replications, *c_repls, *c_words, *c_acks, *c_vals, *c_val_words;
+	uint64_t *c_replications, *c_repls, *c_words, *c_acks, *c_nacks, *c_resent, *c_vals,
+		*c_val_words;
 	struct cxs_hist *h_latency;
 };
 
@@ -106,6 +111,10 @@ struct cxs_dk_sender *cxs_dk_sender_new(const struct cxs_dk_world *w, struct cxs
 	s->c_words = cxs_stats_counter(st, "diktamo", "repl_words", "words",
 				       "words replicated (one per store, coalesced or not)");
 	s->c_acks = cxs_stats_counter(st, "diktamo", "acks_received", "messages", "REPL_ACKs received");
+	s->c_nacks = cxs_stats_counter(st, "diktamo", "nacks_received", "messages",
+				       "early REPLs a full Logging Unit refused");
+	s->c_resent = cxs_stats_counter(st, "diktamo", "repls_resent", "messages",
+					"refused REPLs sent again when their group reached the store-buffer head");
 	s->c_vals = cxs_stats_counter(st, "diktamo", "vals_sent", "messages", "VAL messages sent");
 	s->c_val_words = cxs_stats_counter(st, "diktamo", "val_words", "words",
 					   "word values VALs carried (atomics, sub-word stores)");
@@ -159,10 +168,25 @@ void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn)
 	s->nlive = k;
 }
 
-int cxs_dk_replicate(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
-		     const struct cxs_sb_store *st, uint32_t n, bool atomic, uint32_t *id, char *err,
-		     size_t errlen)
+/* The REPL of r to its replica k. */
+static void send_repl(struct cxs_dk_sender *s, cxs_time now, const struct rec *r, uint32_t k)
 {
+	struct dk_repl msg = {.requester = s->node << 8 | r->core, .repl = r->id, .n = r->nw,
+			      .atomic = r->atomic, .at_head = r->at_head};
+	for (uint32_t w = 0; w < r->nw; w++) {
+		msg.w[w].addr = r->addr[w];
+		msg.w[w].value = r->repl_value[w];
+	}
+	uint32_t body = (uint32_t)(offsetof(struct dk_repl, w) + r->nw * sizeof msg.w[0]);
+	cxs_nport_send(s->port, now, s->w->ev_msg, r->rep[k], CXS_MSG_REPL, &msg, body,
+		       DK_REPL_WIRE(r->nw));
+}
+
+int cxs_dk_replicate(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
+		     const struct cxs_sb_store *st, uint32_t n, unsigned flags, uint32_t *id,
+		     char *err, size_t errlen)
+{
+	bool atomic = flags & CXS_REPL_ATOMIC;
 	if (n == 0 || n > DK_MAX_WORDS) {
 		snprintf(err, errlen, "node %u: a replication of %u stores", s->node, n);
 		return -1;
@@ -175,9 +199,9 @@ int cxs_dk_replicate(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
 		cxs_bug(s->port->lp, "diktamo: replication %u still in flight when %u reuses its slot",
 			r->id, my);
 	uint64_t line = st[0].addr >> CXS_LINE_SHIFT;
-	*r = (struct rec){.used = true, .nst = (uint8_t)n, .id = my, .core = core, .sent = now};
+	*r = (struct rec){.used = true, .nst = (uint8_t)n, .id = my, .core = core, .sent = now,
+			  .atomic = atomic, .at_head = (flags & CXS_REPL_AT_HEAD) != 0};
 	r->nrep = (uint8_t)cxs_dk_replicas(line, s->live, s->nlive, s->w->p->replicas, r->rep);
-	struct dk_repl msg = {.requester = s->node << 8 | core, .repl = my, .atomic = atomic};
 	for (uint32_t i = 0; i < n; i++) {
 		if (st[i].addr >> CXS_LINE_SHIFT != line)
 			cxs_bug(s->port->lp, "diktamo: a replication spans two lines");
@@ -190,14 +214,10 @@ int cxs_dk_replicate(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
 			r->addr[r->nw++] = word;
 		r->widx[i] = (uint8_t)w;
 		r->need_values |= atomic || st[i].size < 8;
-		msg.w[w].addr = word;
-		msg.w[w].value = st[i].value;
+		r->repl_value[w] = st[i].value;
 	}
-	msg.n = r->nw;
-	uint32_t body = (uint32_t)(offsetof(struct dk_repl, w) + r->nw * sizeof msg.w[0]);
 	for (uint32_t k = 0; k < r->nrep; k++)
-		cxs_nport_send(s->port, now, s->w->ev_msg, r->rep[k], CXS_MSG_REPL, &msg, body,
-			       DK_REPL_WIRE(r->nw));
+		send_repl(s, now, r, k);
 	s->outstanding++;
 	++*s->c_replications;
 	*s->c_repls += r->nrep;
@@ -220,6 +240,14 @@ void dk_sender_on_ack(void *ctx, cxs_time now, const struct cxs_envelope *env, c
 	if (!r->used || r->id != a->repl || k == r->nrep || (r->acked >> k & 1))
 		cxs_bug(s->port->lp, "diktamo: REPL_ACK from node %u for replication %u, which does "
 			"not wait for one from it", env->src, a->repl);
+	if (a->nack) {
+		/* A full unit refused an early REPL: asked again once the group is at the head. */
+		++*s->c_nacks;
+		r->nacked |= (uint8_t)(1u << k);
+		if (r->at_head)
+			cxs_dk_sender_at_head(s, now, r->core, r->id);
+		return;
+	}
 	r->acked |= (uint8_t)(1u << k);
 	++*s->c_acks;
 	if (++r->acks < r->nrep)
@@ -227,6 +255,22 @@ void dk_sender_on_ack(void *ctx, cxs_time now, const struct cxs_envelope *env, c
 	if (s->h_latency)
 		cxs_hist_add(s->h_latency, now - r->sent);
 	s->replicated(s->ctx, r->core, r->id, now);
+}
+
+void cxs_dk_sender_at_head(struct cxs_dk_sender *s, cxs_time now, uint32_t core, uint32_t id)
+{
+	struct rec *r = &s->t[id % TABLE];
+	if (!r->used || r->id != id || r->core != core)
+		cxs_bug(s->port->lp, "diktamo: core %u's replication %u reached the head, but it is "
+			"not in flight", core, id);
+	r->at_head = true;
+	for (uint32_t k = 0; k < r->nrep; k++) {
+		if (!(r->nacked >> k & 1))
+			continue;
+		r->nacked &= (uint8_t)~(1u << k);
+		send_repl(s, now, r, k);
+		++*s->c_resent;
+	}
 }
 
 int cxs_dk_performed(struct cxs_dk_sender *s, cxs_time now, const struct cxs_mem_req *req,

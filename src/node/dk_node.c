@@ -166,10 +166,15 @@ void dk_cn_performed(struct cn_node *cn, cxs_time t, const struct cxs_mem_req *r
 }
 
 int dk_cn_replicate(struct cn_node *cn, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
-		    uint32_t n, bool atomic, uint32_t *id, char *err, size_t errlen)
+		    uint32_t n, unsigned flags, uint32_t *id, char *err, size_t errlen)
 {
 	watch_arm(&cn->watch);
-	return cxs_dk_replicate(cn->dks, t, core, s, n, atomic, id, err, errlen);
+	return cxs_dk_replicate(cn->dks, t, core, s, n, flags, id, err, errlen);
+}
+
+void dk_cn_at_head(struct cn_node *cn, uint32_t core, cxs_time t, uint32_t id)
+{
+	cxs_dk_sender_at_head(cn->dks, t, core, id);
 }
 
 bool dk_cn_stuck(struct cn_node *cn, cxs_time now, char *err, size_t errlen)
@@ -225,6 +230,10 @@ void dk_finalize(struct cxs_lp *lp)
 		return;
 	}
 	char err[1024] = "";
+	uint64_t *checked = cxs_stats_counter(cxs_lp_stats(lp), "diktamo", "checked_words", "words",
+					      "committed remote words the protocol checker verified (diktamo.check; on the process's last node)");
+	if (checked)
+		*checked = cxs_dk_check_commits(d->w.check);
 	if (cxs_dk_check_run(d->w.check, err, sizeof err) != 0)
 		cxs_lp_fail(lp, 5, "diktamo protocol checker: %s", err);
 	else

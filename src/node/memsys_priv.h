@@ -204,7 +204,8 @@ void exact_cn_init(struct exact_check *x);
 /* dk_node.c: DIKTAMO's components (M->dk != NULL) */
 int dk_cn_init(struct cn_node *cn, char *err, size_t errlen);
 int dk_cn_replicate(struct cn_node *cn, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
-		    uint32_t n, bool atomic, uint32_t *id, char *err, size_t errlen);
+		    uint32_t n, unsigned flags, uint32_t *id, char *err, size_t errlen);
+void dk_cn_at_head(struct cn_node *cn, uint32_t core, cxs_time t, uint32_t id);
 void dk_cn_performed(struct cn_node *cn, cxs_time t, const struct cxs_mem_req *r, uint64_t stamp,
 		     uint64_t word);
 bool dk_cn_stuck(struct cn_node *cn, cxs_time now, char *err, size_t errlen);

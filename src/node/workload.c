@@ -156,9 +156,14 @@ static bool ooo_remote(void *ctx, uint64_t addr)
 }
 
 static int ooo_replicate(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
-			 uint32_t n, bool atomic, uint32_t *id, char *err, size_t len)
+			 uint32_t n, unsigned flags, uint32_t *id, char *err, size_t len)
 {
-	return dk_cn_replicate(ctx, core, t, s, n, atomic, id, err, len);
+	return dk_cn_replicate(ctx, core, t, s, n, flags, id, err, len);
+}
+
+static void ooo_repl_at_head(void *ctx, uint32_t core, cxs_time t, uint32_t id)
+{
+	dk_cn_at_head(ctx, core, t, id);
 }
 
 static void ooo_wake(void *ctx, uint32_t core, cxs_time t)
@@ -216,7 +221,8 @@ int workload_cn_init(struct cn_node *cn, char *err, size_t len)
 	}
 	struct cxs_core_env env = {.ctx = cn, .request = ooo_request, .where = ooo_where,
 				   .remote = ooo_remote, .wake = ooo_wake,
-				   .replicate = M->dk ? ooo_replicate : NULL};
+				   .replicate = M->dk ? ooo_replicate : NULL,
+				   .repl_at_head = M->dk ? ooo_repl_at_head : NULL};
 	for (uint32_t c = 0; c < cores; c++) {
 		struct cxs_kt_params kp = {.kernel = w->kernel, .img = &w->img,
 					   .reference = w->reference, .id = node * cores + c,

@@ -165,7 +165,7 @@ static void store_line(struct cxs_lu *lu, struct ctx *c, struct totals *t, int l
 	for (int i = 0; i < 8; i++)
 		a[i] = (line << 6) + 8 * (uint64_t)i;
 	uint32_t moved, req = cn << 8 | core;
-	while (cxs_lu_repl(lu, 0, req, repl[cn], a, v, 8) == CXS_TIME_INF) {
+	while (cxs_lu_repl(lu, 0, req, repl[cn], a, v, 8, false) == CXS_TIME_INF) {
 		cxs_lu_drain(lu, 0, &moved);
 		if (moved == 0)
 			dump(lu, c, t, level);

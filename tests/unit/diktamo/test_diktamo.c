@@ -120,7 +120,7 @@ static struct cxs_lu *lu_with(uint32_t sram_entries, uint32_t dram_entries, doub
 static cxs_time repl1(struct cxs_lu *lu, cxs_time now, uint32_t req, uint32_t repl, uint64_t addr,
 		      uint64_t value)
 {
-	return cxs_lu_repl(lu, now, req, repl, &addr, &value, 1);
+	return cxs_lu_repl(lu, now, req, repl, &addr, &value, 1, false);
 }
 
 static void val_ok(struct cxs_lu *lu, uint32_t req, uint32_t repl, uint8_t ts, uint64_t s0)
@@ -452,22 +452,22 @@ START_TEST(buffer_backpressure_and_resumption)
 	struct cxs_lu *lu = lu_with(10, 0, 0, st);
 	uint64_t a[4] = {0x1000, 0x1008, 0x1010, 0x1018}, v[4] = {1, 2, 3, 4};
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 10);
-	ck_assert_uint_eq(cxs_lu_repl(lu, 100, 0x100, 1, a, v, 4), 100 + SRAM);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 100, 0x100, 1, a, v, 4, false), 100 + SRAM);
 	for (int i = 0; i < 4; i++)
 		a[i] += 64;
-	ck_assert_uint_eq(cxs_lu_repl(lu, 200, 0x200, 1, a, v, 4), 200 + SRAM);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 200, 0x200, 1, a, v, 4, false), 200 + SRAM);
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 2);
 	/* Four more do not fit: refused whole, nothing allocated. */
 	for (int i = 0; i < 4; i++)
 		a[i] += 64;
-	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x300, 1, a, v, 4), CXS_TIME_INF);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x300, 1, a, v, 4, false), CXS_TIME_INF);
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 2);
 	struct seen s = snapshot(lu);
 	ck_assert_uint_eq(s.n, 8);
 	seen_free(&s);
 	/* Two do. */
 	uint64_t b[2] = {0x9000, 0x9008};
-	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x400, 1, b, v, 2), 300 + SRAM);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x400, 1, b, v, 2, false), 300 + SRAM);
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
 	ck_assert_uint_eq(repl1(lu, 300, 0x500, 1, 0xa000, 9), CXS_TIME_INF);
 	/* A drain with nothing VALed frees nothing. */
@@ -479,7 +479,7 @@ START_TEST(buffer_backpressure_and_resumption)
 	ck_assert_uint_eq(moved, 4);
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 4);
 	/* The held REPL goes in now. */
-	ck_assert_uint_eq(cxs_lu_repl(lu, 600, 0x300, 1, a, v, 4), 600 + SRAM);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 600, 0x300, 1, a, v, 4, false), 600 + SRAM);
 	cxs_lu_backpressure(lu, 300, 600);
 	ck_assert_uint_eq(counter(st, "repls"), 4);
 	ck_assert_uint_eq(counter(st, "repls_refused"), 2);
@@ -490,6 +490,47 @@ START_TEST(buffer_backpressure_and_resumption)
 	ck_assert_uint_eq(counter(st, "drained_entries"), 4);
 	ck_assert_uint_eq(counter(st, "drain_busy_ps"), 4 * CYCLE);
 	ck_assert_uint_eq(counter(st, "dram_peak_bytes"), 4 * CXS_DK_ENTRY_BYTES);
+	cxs_lu_free(lu);
+	cxs_stats_free(st);
+}
+END_TEST
+
+/* A spill takes a REPL that lacks room past the buffer; VALs and drains treat it alike. */
+START_TEST(spill_takes_a_repl_past_a_full_buffer)
+{
+	struct cxs_stats *st = cxs_stats_new();
+	struct cxs_lu *lu = lu_with(4, 0, 0, st);
+	uint64_t a[4] = {0x1000, 0x1008, 0x1010, 0x1018}, v[4] = {1, 2, 3, 4};
+	ck_assert_uint_eq(cxs_lu_repl(lu, 0, 0x100, 1, a, v, 4, false), SRAM);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	/* 40 REPLs of one word each, every one past the buffer: the arrays grow. */
+	for (uint32_t i = 0; i < 40; i++) {
+		ck_assert_uint_eq(repl1(lu, 10, 0x200, 1 + i, 0x8000 + 64 * i, 100 + i), CXS_TIME_INF);
+		uint64_t w = 0x8000 + 64 * i, x = 100 + i;
+		ck_assert_uint_eq(cxs_lu_repl(lu, 10, 0x200, 1 + i, &w, &x, 1, true), 10 + SRAM);
+	}
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	ck_assert_uint_eq(counter(st, "spilled_entries"), 40);
+	ck_assert_uint_eq(counter(st, "repls_refused"), 40);
+	/* VALed in reverse order, they drain in arrival order, as buffer entries do. */
+	for (uint32_t i = 40; i-- > 0;)
+		val_ok(lu, 0x200, 1 + i, (uint8_t)i, 1000 + i);
+	uint32_t moved;
+	cxs_lu_drain(lu, 20, &moved);
+	ck_assert_uint_eq(moved, 40);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(count_where(&s, 1), 40);
+	for (uint32_t i = 0; i < 40; i++) {
+		ck_assert_uint_eq(dram_at(&s, i)->addr, 0x8000 + 64 * i);
+		ck_assert_uint_eq(dram_at(&s, i)->value, 100 + i);
+	}
+	seen_free(&s);
+	/* The first REPL still holds the buffer; once VALed and drained it is free again. */
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	val_ok(lu, 0x100, 1, 40, 5000);
+	cxs_lu_drain(lu, 30, &moved);
+	ck_assert_uint_eq(moved, 4);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 4);
 	cxs_lu_free(lu);
 	cxs_stats_free(st);
 }
@@ -520,7 +561,7 @@ START_TEST(drain_keeps_arrival_order_and_stamp_order_per_word)
 	seen_free(&s);
 	/* A REPL of several words: entry i gets stamp0 + i; an atomic's values come with its VAL. */
 	uint64_t a[3] = {0x1000, 0x1008, 0x1038}, v[3] = {0, 0, 0}, got[3] = {7, 8, 9};
-	cxs_lu_repl(lu, 0, 0x500, 1, a, v, 3);
+	cxs_lu_repl(lu, 0, 0x500, 1, a, v, 3, false);
 	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x500, 1, 0, 100, NULL, got, err, sizeof err), 0);
 	cxs_lu_drain(lu, 0, &moved);
 	ck_assert_uint_eq(moved, 3);
@@ -933,9 +974,9 @@ static void random_load(struct cxs_lu *lu, struct load *L, uint32_t rounds, uint
 				v[i] = rnd();
 			}
 			uint32_t requester = cn << 8 | (uint32_t)(rnd() % 4);
-			if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n) == CXS_TIME_INF) {
+			if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n, false) == CXS_TIME_INF) {
 				cxs_lu_drain(lu, 0, &moved);
-				if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n) == CXS_TIME_INF)
+				if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n, false) == CXS_TIME_INF)
 					continue;
 			}
 			req[nr] = requester;
@@ -1260,6 +1301,7 @@ Suite *diktamo_suite(void)
 	tcase_add_test(tc, ts_stamp_disagreement_is_refused);
 	tcase_add_test(tc, two_cns_second_val_overtakes_the_first);
 	tcase_add_test(tc, val_protocol_errors);
+	tcase_add_test(tc, spill_takes_a_repl_past_a_full_buffer);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("buffer");
 	tcase_add_test(tc, buffer_backpressure_and_resumption);
