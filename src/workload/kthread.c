@@ -443,7 +443,13 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 {
 	uint64_t sense = kt->sense ^ 1;
 	kt->sense = sense;
-	bool masked = n <= 64 && kt->p.id < n;
+	/*
+	 * The count word is a mask of arrivals (bit = thread id) when every
+	 * thread of the program takes part, so that after a failure the dead
+	 * ones can be told apart; a barrier of a subset (litmus participants)
+	 * counts, and does not shrink.
+	 */
+	bool masked = n <= 64 && n == kt->p.img->nthreads;
 	uint64_t all = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
 	uint64_t me = masked ? UINT64_C(1) << kt->p.id : 1;
 	uint64_t old = cxs_kt_fetch_add(kt, addr, 8, me);
