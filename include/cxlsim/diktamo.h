@@ -375,6 +375,8 @@ struct cxs_dk_rec_cn_env {
 	void (*resume)(void *ctx, cxs_time now); /* ... and go on */
 	/* Optional: at the CM, every MN has recovered (before RECOV_END leaves). */
 	void (*ended)(void *ctx, cxs_time now);
+	/* Optional: RECOV_END is here; the recovered image's part, before resuming. */
+	void (*snapshot)(void *ctx);
 };
 struct cxs_dk_rec_mn_env {
 	void *ctx;
@@ -384,6 +386,8 @@ struct cxs_dk_rec_mn_env {
 	/* A line's recovered words (cxs_home_recovered); *done: its memory write is done. */
 	int (*recovered)(void *ctx, cxs_time now, uint64_t line, const uint8_t data[64],
 			 uint8_t mask, cxs_time *done, char *err, size_t errlen);
+	/* Optional: RECOV_END is here (the CM tells the MNs too); the recovered image's part. */
+	void (*snapshot)(void *ctx);
 };
 struct cxs_dk_rec_cn;
 struct cxs_dk_rec_mn;

@@ -12,7 +12,9 @@
  *                and answers INTERRUPT_RESP. CM<->MN: INIT_RECOV(dead CNs)
  *                to every MN; when every INIT_RECOV_RESP is in, RecEnd:
  *                RECOV_END to every live CN, which resumes its cores and
- *                answers RECOV_END_RESP.
+ *                answers RECOV_END_RESP (and to every MN, which answers
+ *                nothing: each node takes its part of the recovered image
+ *                when RECOV_END reaches it, src/node/image.c).
  *   MN           TravDir: scans its directory (cxs_home_entries entries at
  *                diktamo.recovery_dir_entry each; the sharer removals and the
  *                list of lines the dead CN owned were made when the failure
@@ -180,6 +182,9 @@ static void cm_end(struct cxs_dk_rec_cn *r, cxs_time now)
 	for (uint32_t c = 0; c < r->w->cns; c++)
 		if (r->live >> c & 1)
 			send_cn(r, now, c, CXS_MSG_RECOV_END, &m, sizeof m, 0);
+	/* The MNs too, so that they take their part of the recovered image (no answer). */
+	for (uint32_t i = 0; i < r->w->mns; i++)
+		send_cn(r, now, r->w->first_mn + i, CXS_MSG_RECOV_END, &m, sizeof m, 0);
 }
 
 static void record(struct cxs_dk_rec_cn *r, cxs_time now)
@@ -254,6 +259,8 @@ static void on_recov_end(void *ctx, cxs_time now, const struct cxs_envelope *env
 	const struct dk_rec_msg *m = body;
 	(void)len;
 	r->recovered |= m->dead;
+	if (r->env.snapshot)
+		r->env.snapshot(r->env.ctx);
 	if (r->paused) {
 		r->paused = false;
 		r->env.resume(r->env.ctx, now);
@@ -696,6 +703,12 @@ static void mn_write(struct cxs_dk_rec_mn *r, cxs_time now)
 	}
 	r->rep.merge_ps += done - now;
 	r->rep.lines = r->nlines;
+	if (r->rep.lost_lines)
+		cxs_log(CXS_LOG_WARN, now,
+			"diktamo recovery at node %u: %" PRIu64 " lines owned by failed CNs had every "
+			"replica failed: their %" PRIu64 " words may have lost writes "
+			"(recovery/unrecoverable_addr)",
+			r->node, r->rep.lost_lines, r->rep.lost_words);
 	cxs_time fetch = r->t_fetch_back - r->t_dir;
 	r->rep.mn_lu_ps = fetch > r->trav_lu ? fetch - r->trav_lu : 0;
 	r->rep.trav_lu_ps = r->trav_lu;
@@ -735,6 +748,18 @@ static void on_fetch_resp(void *ctx, cxs_time now, const struct cxs_envelope *en
 	r->awaiting &= ~(UINT64_C(1) << env->src);
 	if (!r->awaiting)
 		mn_merge(r, now);
+}
+
+static void on_mn_recov_end(void *ctx, cxs_time now, const struct cxs_envelope *env,
+			    const void *body, uint32_t len)
+{
+	struct cxs_dk_rec_mn *r = ctx;
+	(void)now;
+	(void)env;
+	(void)body;
+	(void)len;
+	if (r->env.snapshot)
+		r->env.snapshot(r->env.ctx);
 }
 
 void cxs_dk_rec_mn_event(struct cxs_dk_rec_mn *r, const struct cxs_event *ev)
@@ -795,6 +820,7 @@ struct cxs_dk_rec_mn *cxs_dk_rec_mn_new(const struct cxs_dk_world *w, struct cxs
 	}
 	cxs_nport_on_type(port, CXS_MSG_INIT_RECOV, on_init_recov, r);
 	cxs_nport_on_type(port, CXS_MSG_FETCH_LATEST_RESP, on_fetch_resp, r);
+	cxs_nport_on_type(port, CXS_MSG_RECOV_END, on_mn_recov_end, r);
 	return r;
 }
 

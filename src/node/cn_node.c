@@ -235,6 +235,8 @@ static int cn_init(struct cxs_lp *lp, void *state)
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
+	if (M->snapshot_at)
+		cxs_schedule(lp, M->snapshot_at, EV_SNAPSHOT, NULL, 0);
 	if ((M->dk && dk_cn_init(cn, err, sizeof err) != 0) ||
 	    workload_cn_init(cn, err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
@@ -285,6 +287,9 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 		}
 		return;
 	}
+	case EV_SNAPSHOT:
+		image_cn_part(cn, "snapshot");
+		return;
 	case EV_ORACLE:
 		oracle_check(lp, cn->M, "after the failure (no recovery under wb and wt)");
 		return;

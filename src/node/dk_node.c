@@ -166,6 +166,11 @@ static void rec_ended(void *ctx, cxs_time now)
 	oracle_check(cn->lp, cn->M, "after recovery");
 }
 
+static void rec_snapshot(void *ctx)
+{
+	image_cn_part(ctx, "recovered");
+}
+
 static void rec_resume(void *ctx, cxs_time now)
 {
 	struct cn_node *cn = ctx;
@@ -182,7 +187,7 @@ int dk_cn_init(struct cn_node *cn, char *err, size_t errlen)
 	cn->dks = cxs_dk_sender_new(&d->w, &cn->port, replicated, cn, st);
 	cn->dkl = cxs_dk_logger_new(&d->w, &cn->port, &cn->dram, EV_DK_LOGGER, st);
 	struct cxs_dk_rec_cn_env env = {.ctx = cn, .pause = rec_pause, .resume = rec_resume,
-					.ended = rec_ended};
+					.ended = rec_ended, .snapshot = rec_snapshot};
 	cn->dkr = cn->dkl ? cxs_dk_rec_cn_new(&d->w, &cn->port, cn->dkl, &env, st) : NULL;
 	d->senders[node] = cn->dks;
 	d->loggers[node] = cn->dkl;

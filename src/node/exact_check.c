@@ -222,6 +222,10 @@ void oracle_check(struct cxs_lp *lp, const struct memsys *M, const char *when)
 						 "its coherent value: a live CN's dirty or shared copy, else its MN's memory");
 	struct cxs_vec *v_want = cxs_stats_vector(st, "image", "oracle_value", "value",
 						  "its committed value (the oracle's: every store as it was performed)");
+	struct cxs_vec *v_writer = cxs_stats_vector(st, "image", "writer", "node",
+						    "the node that last wrote the word's line");
+	struct cxs_vec *v_time = cxs_stats_vector(st, "image", "written_ps", "ps",
+						  "when it wrote it");
 	struct cxs_vec *d_addr = cxs_stats_vector(st, "image", "diff_addr", "address",
 						  "words whose coherent value differs from the committed one");
 	struct cxs_vec *d_writer = cxs_stats_vector(st, "image", "diff_writer", "node",
@@ -236,13 +240,13 @@ void oracle_check(struct cxs_lp *lp, const struct memsys *M, const char *when)
 						"lines skipped: their data was in flight to the home");
 	uint64_t *c_checks = cxs_stats_counter(st, "image", "checks", "checks",
 					       "golden-image checks run on this node");
-	if (!v_addr || !v_val || !v_want || !d_addr || !d_writer || !d_time || !c_words ||
+	if (!v_addr || !v_val || !v_want || !v_writer || !v_time || !d_addr || !d_writer || !d_time || !c_words ||
 	    !c_diff || !c_transit || !c_checks || c.oom) {
 		cxs_lp_fail(lp, 2, "out of memory in diktamo.oracle");
 		goto out;
 	}
 	/* This check's image replaces the previous one's. */
-	v_addr->len = v_val->len = v_want->len = 0;
+	v_addr->len = v_val->len = v_want->len = v_writer->len = v_time->len = 0;
 	d_addr->len = d_writer->len = d_time->len = 0;
 	*c_words = *c_diff = *c_transit = 0;
 	++*c_checks;
@@ -260,7 +264,8 @@ void oracle_check(struct cxs_lp *lp, const struct memsys *M, const char *when)
 			memcpy(&got, now + 8 * w, 8);
 			memcpy(&want, sl->data + 8 * w, 8);
 			int oom = cxs_vec_push(v_addr, addr) | cxs_vec_push(v_val, got) |
-				  cxs_vec_push(v_want, want);
+				  cxs_vec_push(v_want, want) | cxs_vec_push(v_writer, sl->writer) |
+				  cxs_vec_push(v_time, sl->written);
 			++*c_words;
 			if (got != want) {
 				if (!*c_diff)

@@ -55,6 +55,7 @@ enum {
 	EV_DK_KEEPER,   /* the DIKTAMO dump coordinator's timer (MN) */
 	EV_DK_RECOVERY, /* a DIKTAMO MN's recovery timer */
 	EV_ORACLE,      /* the golden-image check after a failure without recovery (CN) */
+	EV_SNAPSHOT,    /* image.snapshot_at: this node's part of the coherent image */
 };
 
 /* A CN's failure as the switch detects it, fabric.detect_latency after its T_f. */
@@ -118,6 +119,7 @@ struct memsys {
 	struct cn_config cn;
 	struct mn_config mn;
 	cxs_time deadlock_timeout, watchdog;
+	cxs_time snapshot_at;            /* image.snapshot_at (0: none) */
 	struct workload wl;
 	struct exact_check *exact;       /* NULL unless tester.exact_check */
 	struct dk_cluster *dk;           /* NULL unless system.protocol replicates */
@@ -249,6 +251,10 @@ void exact_mn_init(struct exact_check *x, struct mn_node *mn, uint32_t index);
 void oracle_check(struct cxs_lp *lp, const struct memsys *M, const char *when);
 /* Every node's finalize: the first live one runs the end-of-run check (nothing is freed yet). */
 void oracle_finalize(struct cxs_lp *lp, const struct memsys *M);
+
+/* image.c: a node's part of the coherent image, in component image_<name> */
+void image_cn_part(struct cn_node *cn, const char *name);
+void image_mn_part(struct cxs_lp *lp, const struct cxs_home *h, const char *name);
 
 /* dk_node.c: DIKTAMO's components (M->dk != NULL) */
 int dk_cn_init(struct cn_node *cn, char *err, size_t errlen);

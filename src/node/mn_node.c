@@ -138,6 +138,12 @@ static size_t rec_owned(void *ctx, const uint64_t **lines)
 	return k;
 }
 
+static void rec_snapshot(void *ctx)
+{
+	struct mn_node *mn = ctx;
+	image_mn_part(mn->lp, &mn->home, "recovered");
+}
+
 static size_t rec_dir_entries(void *ctx)
 {
 	return cxs_home_entries(&((struct mn_node *)ctx)->home);
@@ -222,7 +228,10 @@ static int mn_init(struct cxs_lp *lp, void *state)
 	if (M->exact)
 		exact_mn_init(M->exact, mn, cxs_lp_id(lp) - M->cns);
 	struct cxs_dk_rec_mn_env renv = {.ctx = mn, .owned = rec_owned,
-					 .dir_entries = rec_dir_entries, .recovered = rec_recovered};
+					 .dir_entries = rec_dir_entries, .recovered = rec_recovered,
+					 .snapshot = rec_snapshot};
+	if (M->snapshot_at)
+		cxs_schedule(lp, M->snapshot_at, EV_SNAPSHOT, NULL, 0);
 	mn->home.recover_owned = M->dk != NULL;
 	if (M->dk && !(mn->keeper = dk_mn_init(lp, &mn->port, &renv, &mn->rec, err, sizeof err))) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
@@ -280,6 +289,9 @@ static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 		return;
 	case EV_DK_RECOVERY:
 		cxs_dk_rec_mn_event(mn->rec, ev);
+		return;
+	case EV_SNAPSHOT:
+		image_mn_part(lp, &mn->home, "snapshot");
 		return;
 	case EV_DK_KEEPER:
 		cxs_dk_keeper_event(mn->keeper, ev);
