@@ -2309,10 +2309,17 @@ START_TEST(test_replicated_for_an_id_no_store_waits_for_is_an_error_not_a_crash)
 	ck_assert_int_eq(cxs_core_replicated(r->core, r->now, REPL_ID(3), err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "no store") != NULL, "%s", err);
 	ck_assert_int_eq(cxs_core_replicated(r->core, r->now, 0, err, sizeof err), -1);
-	/* RX(1)'s REPL_ACKs delivered early */
+	/*
+	 * Regression (a second cxs_core_replicated for a replication whose
+	 * REPL_ACKs were in was accepted, and moved the stores' REPL_ACK time):
+	 * RX(1)'s delivered, then again: the second names nothing that waits.
+	 */
 	rig_ack(r, 1, NS(60));
 	run_until(r, NS(70));
 	ck_assert_msg(r->rc == 0, "%s", r->err);
+	err[0] = '\0';
+	ck_assert_int_eq(cxs_core_replicated(r->core, r->now, r->repl[1].id, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "no store") != NULL, "%s", err);
 	/* nothing was disturbed: with the real REPL_ACKs the stores go in order, on time */
 	ck_assert_uint_eq(r->repl[1].acked, NS(60));
 	rig_ack(r, 0, NS(300));
