@@ -1751,7 +1751,7 @@ static void assert_carries(const struct repl_log *k, uint32_t i, uint64_t addr, 
 
 /* -- baseline (Fig. 7a) -- */
 
-START_TEST(test_baseline_sends_the_repl_once_ownership_is_in_and_the_stores_after_the_repl_acks)
+START_TEST(test_baseline_repl_after_ownership_and_stores_after_the_repl_acks)
 {
 	sc_reset();
 	sc_store(LOC(5));
@@ -1856,13 +1856,13 @@ static void parallel_case(cxs_time repl_ps, cxs_time store_at)
 	rig_free(r);
 }
 
-START_TEST(test_parallel_starts_repl_and_ownership_at_the_head_and_issues_when_the_repl_acks_come_last)
+START_TEST(test_parallel_repl_and_ownership_start_at_the_head_stores_wait_for_repl_acks)
 {
 	parallel_case(REPL_PS, NS(350)); /* ownership in at 200 ns, REPL_ACKs at 350 */
 }
 END_TEST
 
-START_TEST(test_parallel_starts_repl_and_ownership_at_the_head_and_issues_when_ownership_comes_last)
+START_TEST(test_parallel_repl_and_ownership_start_at_the_head_stores_wait_for_ownership)
 {
 	parallel_case(NS(40), NS(200)); /* REPL_ACKs in at 140 ns, ownership at 200 */
 }
@@ -1870,7 +1870,7 @@ END_TEST
 
 /* -- proactive (§IV-D.4 and 5) -- */
 
-START_TEST(test_proactive_sends_a_repl_when_the_next_store_cannot_coalesce_never_when_it_enters)
+START_TEST(test_proactive_repl_goes_when_the_next_store_cannot_coalesce_not_on_entry)
 {
 	sc_reset();
 	sc_store(LOC(5));
@@ -1911,7 +1911,7 @@ START_TEST(test_proactive_sends_a_repl_when_the_next_store_cannot_coalesce_never
 }
 END_TEST
 
-START_TEST(test_proactive_replicates_a_run_of_stores_to_one_line_as_one_repl_of_all_of_them)
+START_TEST(test_proactive_run_of_stores_to_one_line_is_one_repl_of_all_of_them)
 {
 	uint64_t v[5];
 	sc_reset();
@@ -2058,7 +2058,7 @@ END_TEST
 
 /* -- proactive_noc -- */
 
-START_TEST(test_proactive_noc_replicates_every_remote_store_alone_as_it_enters_and_never_coalesces)
+START_TEST(test_proactive_noc_replicates_each_store_alone_on_entry_and_never_coalesces)
 {
 	sc_reset();
 	sc_store(LOC(5));
@@ -2136,7 +2136,7 @@ static void sc_atomics(uint64_t *v0)
 	sc_atomic(SC_SWAP, LOC1(3), 9);
 }
 
-START_TEST(test_remote_atomic_is_replicated_alone_with_its_operand_and_issued_after_its_repl_acks)
+START_TEST(test_remote_atomic_replicated_alone_with_its_operand_issued_after_repl_acks)
 {
 	for (size_t i = 0; i < sizeof replicating; i++) {
 		uint64_t v0;
@@ -2375,20 +2375,20 @@ Suite *core_suite(void)
 
 	/* DIKTAMO's remote-store protocols in the store buffer (§IV-D) */
 	tc = tcase_create("protocols");
-	tcase_add_test(tc, test_baseline_sends_the_repl_once_ownership_is_in_and_the_stores_after_the_repl_acks);
+	tcase_add_test(tc, test_baseline_repl_after_ownership_and_stores_after_the_repl_acks);
 	tcase_add_test(tc, test_baseline_replicates_at_once_at_the_head_when_the_line_is_writable_in_l1);
 	tcase_add_test(tc, test_local_store_is_never_replicated_and_performs_at_the_head);
-	tcase_add_test(tc, test_parallel_starts_repl_and_ownership_at_the_head_and_issues_when_the_repl_acks_come_last);
-	tcase_add_test(tc, test_parallel_starts_repl_and_ownership_at_the_head_and_issues_when_ownership_comes_last);
-	tcase_add_test(tc, test_proactive_sends_a_repl_when_the_next_store_cannot_coalesce_never_when_it_enters);
-	tcase_add_test(tc, test_proactive_replicates_a_run_of_stores_to_one_line_as_one_repl_of_all_of_them);
+	tcase_add_test(tc, test_parallel_repl_and_ownership_start_at_the_head_stores_wait_for_repl_acks);
+	tcase_add_test(tc, test_parallel_repl_and_ownership_start_at_the_head_stores_wait_for_ownership);
+	tcase_add_test(tc, test_proactive_repl_goes_when_the_next_store_cannot_coalesce_not_on_entry);
+	tcase_add_test(tc, test_proactive_run_of_stores_to_one_line_is_one_repl_of_all_of_them);
 	tcase_add_test(tc, test_proactive_group_is_full_at_64_stores_and_sends_when_the_65th_enters);
 	tcase_add_test(tc, test_proactive_group_still_unsent_at_the_head_sends_there_and_counts_at_head);
 	tcase_add_test(tc, test_proactive_overlaps_the_repls_of_the_stores_waiting_in_the_buffer);
 	tcase_add_test(tc, test_proactive_issues_groups_in_order_each_only_when_its_repl_acks_are_in);
-	tcase_add_test(tc, test_proactive_noc_replicates_every_remote_store_alone_as_it_enters_and_never_coalesces);
+	tcase_add_test(tc, test_proactive_noc_replicates_each_store_alone_on_entry_and_never_coalesces);
 	tcase_add_test(tc, test_commit_before_ack_issues_the_stores_without_waiting_for_the_repl_acks);
-	tcase_add_test(tc, test_remote_atomic_is_replicated_alone_with_its_operand_and_issued_after_its_repl_acks);
+	tcase_add_test(tc, test_remote_atomic_replicated_alone_with_its_operand_issued_after_repl_acks);
 	tcase_add_test(tc, test_wb_and_wt_replicate_neither_stores_nor_atomics);
 	tcase_add_test(tc, test_requests_of_a_replicated_store_carry_its_replication_id_and_the_others_0);
 	tcase_add_test(tc, test_fig16_counters_of_proactive_are_the_times_its_latencies_imply);
