@@ -3,7 +3,7 @@
  * Table I, Algorithm 1, Table III): real messages between the surviving
  * nodes, each step timed in simulated time from what it really scans.
  *
- *   every node   the switch detects the failure fabric.detect_latency after
+ *   every node   the switch detects the failure diktamo.detect_latency after
  *                T_f and reports it to every node (EV_FAILED; to the CM it
  *                stands for the switch's MSI, §V-A)
  *   CM           the Configuration Manager: core 0 of the lowest-numbered
