@@ -383,9 +383,13 @@ struct cxs_dk_rec_mn_env {
 	/* The lines still waiting for recovery here (cxs_home_cn_failed), in any order. */
 	size_t (*owned)(void *ctx, const uint64_t **lines);
 	size_t (*dir_entries)(void *ctx);
-	/* A line's recovered words (cxs_home_recovered); *done: its memory write is done. */
+	/*
+	 * A line's recovered words (cxs_home_recovered); *done: its memory write
+	 * is done; *dirty: they changed memory's value (the dead owner had the
+	 * line modified, Fig. 15's M; else it held it clean, E).
+	 */
 	int (*recovered)(void *ctx, cxs_time now, uint64_t line, const uint8_t data[64],
-			 uint8_t mask, cxs_time *done, char *err, size_t errlen);
+			 uint8_t mask, cxs_time *done, bool *dirty, char *err, size_t errlen);
 	/* Optional: RECOV_END is here (the CM tells the MNs too); the recovered image's part. */
 	void (*snapshot)(void *ctx);
 };

@@ -85,6 +85,25 @@ cm)
 	grep -q "CM node 1 interrupts the live CNs" "$WORK/cm.h5.stderr" ||
 		{ echo "CN 1 did not lead the recovery"; cat "$WORK/cm.h5.stderr"; exit 1; }
 	$H5CHECK counter "$WORK/cm.h5" 1 recovery/rounds 1
+	# The report: who died, the CM, and Fig. 15's split of the owned lines — the
+	# dirty ones are lines the dead CN held M with words not in memory (cn/lost_*,
+	# which the --fail run records from the dead CN's own caches).
+	/usr/bin/python3 "$SRC/analysis/recovery_report.py" "$WORK/cm.h5" | tee "$WORK/cm.report"
+	grep -q "^CN 0 died at T_f = 25.000 us" "$WORK/cm.report" &&
+		grep -q "^recovery by CM node 1, 1 round" "$WORK/cm.report" ||
+		{ echo "recovery_report.py: wrong death or CM"; exit 1; }
+	/usr/bin/python3 - "$SRC/analysis" "$WORK/cm.h5" <<'PY'
+import subprocess, sys, json
+sys.path.insert(0, sys.argv[1])
+import cxlsim_h5
+r = json.loads(subprocess.check_output(["/usr/bin/python3", sys.argv[1] + "/recovery_report.py",
+                                        sys.argv[2], "--json"]))
+lost = cxlsim_h5.load(sys.argv[2]).nodes[0].get("cn/lost_lines", 0)
+assert r["owned_lines"] > 0 and r["owned_dirty"] + r["owned_exclusive"] == r["owned_lines"], r
+assert 0 < r["owned_dirty"] <= lost, (r["owned_dirty"], lost)
+assert r["words_from_lu"] + r["words_from_mn_logs"] > 0, r
+print(f"owned {r['owned_lines']}: {r['owned_dirty']} dirty (dead CN's lost lines {lost})")
+PY
 	run 8 "$WORK/cm-kill.h5" "${k[@]}" --kill 0@25us --set engine.failure_timeout=2.0
 	$H5CHECK status "$WORK/cm-kill.h5" complete-with-failures
 	$IMAGEDIFF --image recovered "$WORK/cm.h5" "$WORK/cm-kill.h5"
