@@ -427,6 +427,8 @@ struct cxs_dk_check *cxs_dk_check_new(uint32_t cns, uint32_t mns);
 void cxs_dk_check_free(struct cxs_dk_check *c);
 void cxs_dk_check_logger(struct cxs_dk_check *c, uint32_t cn, const struct cxs_lu *lu);
 void cxs_dk_check_keeper(struct cxs_dk_check *c, uint32_t mn, const struct cxs_dk_store *s);
+/* CN cn failed: its unit's contents no longer count (see check.c). */
+void cxs_dk_check_cn_failed(struct cxs_dk_check *c, uint32_t cn);
 /* A committed store: word, value, stamp, and the CNs of its group. */
 int cxs_dk_check_commit(struct cxs_dk_check *c, uint64_t addr, uint64_t value, uint64_t stamp,
 			const uint32_t *group, uint32_t ngroup);

@@ -2,7 +2,9 @@
 # DIKTAMO recovery (src/diktamo/recovery.c) on 4 CNs x 4 cores + 4 MNs, checked
 # by the golden-image oracle (diktamo.oracle: the coherent image of CXL memory
 # against the committed one, after recovery and at the end) and by comparing
-# recovered images (analysis/cxlsim-imagediff).
+# recovered images (analysis/cxlsim-imagediff); the runs with the oracle
+# also have the protocol checker on (diktamo.check: every committed store in
+# every live unit of its group or in an MN log, at the end).
 #   recovery.sh protocols KERNEL SIZE   a CN killed at two times under wb, wt,
 #       baseline, parallel and proactive with --fail at np 1 and the oracle:
 #       DIKTAMO's and WT's images equal the oracle's, WB's differ (an error
@@ -62,7 +64,10 @@ protocols)
 				$H5CHECK status "$out" "error: golden image"
 				continue
 			fi
-			run 1 "$out" "${k[@]}" --set system.protocol=$p --fail 1@$tf --set diktamo.oracle=true -v
+			chk=(--set diktamo.check=true) # the protocol checker: N_r - dead copies or an MN log
+			[ $p = wt ] && chk=()
+			run 1 "$out" "${k[@]}" --set system.protocol=$p --fail 1@$tf --set diktamo.oracle=true -v \
+				"${chk[@]}"
 			expect_identical "$out"
 			case $p in wt) continue ;; esac
 			recovered "$out"
@@ -80,7 +85,8 @@ protocols)
 	;;
 cm)
 	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024)
-	run 1 "$WORK/cm.h5" "${k[@]}" --fail 0@25us --set diktamo.oracle=true -v
+	run 1 "$WORK/cm.h5" "${k[@]}" --fail 0@25us --set diktamo.oracle=true -v \
+		--set diktamo.check=true
 	expect_identical "$WORK/cm.h5"
 	grep -q "CM node 1 interrupts the live CNs" "$WORK/cm.h5.stderr" ||
 		{ echo "CN 1 did not lead the recovery"; cat "$WORK/cm.h5.stderr"; exit 1; }
@@ -111,7 +117,8 @@ PY
 second)
 	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024)
 	# CN 1 fails at 20 us; its recovery starts at 21 us and takes ~13 us; CN 2 fails in it.
-	run 1 "$WORK/second.h5" "${k[@]}" --fail 1@20us --fail 2@23us --set diktamo.oracle=true -v
+	run 1 "$WORK/second.h5" "${k[@]}" --fail 1@20us --fail 2@23us --set diktamo.oracle=true -v \
+		--set diktamo.check=true
 	expect_identical "$WORK/second.h5"
 	recovered "$WORK/second.h5"
 	$H5CHECK counter "$WORK/second.h5" 0 recovery/rounds 2
@@ -120,7 +127,8 @@ group)
 	# N_r = 2 of 4 CNs: CNs 1 and 2 form the group of some lines; both fail at once.
 	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024
 	   --set diktamo.replicas=2)
-	run_fail 1 "$WORK/group.h5" "${k[@]}" --fail 1@20us --fail 2@20us --set diktamo.oracle=true -v
+	run_fail 1 "$WORK/group.h5" "${k[@]}" --fail 1@20us --fail 2@20us --set diktamo.oracle=true -v \
+		--set diktamo.check=true
 	grep -q "lines owned by failed CNs had every replica failed" "$WORK/group.h5.stderr" ||
 		{ echo "the unrecoverable lines were not reported"; cat "$WORK/group.h5.stderr"; exit 1; }
 	/usr/bin/python3 - "$SRC/analysis" "$WORK/group.h5" <<'PY'
@@ -148,7 +156,8 @@ PY
 dump)
 	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024
 	   --set diktamo.dump_period=10us)
-	run 1 "$WORK/dump.h5" "${k[@]}" --fail 1@40010ns --set diktamo.oracle=true -v
+	run 1 "$WORK/dump.h5" "${k[@]}" --fail 1@40010ns --set diktamo.oracle=true -v \
+		--set diktamo.check=true
 	expect_identical "$WORK/dump.h5"
 	recovered "$WORK/dump.h5"
 	/usr/bin/python3 - "$SRC/analysis" "$WORK/dump.h5" <<'PY'
