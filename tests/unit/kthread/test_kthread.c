@@ -230,6 +230,15 @@ static void f_run_until_set(uint32_t t, uint64_t off)
 	ck_assert_msg(f_word(off) != 0, "thread %u never set shared word %#" PRIx64, t, off);
 }
 
+/* Runs thread t until shared word `off` equals v (at most 10 000 operations). */
+static void f_run_until_eq(uint32_t t, uint64_t off, uint64_t v)
+{
+	for (uint32_t i = 0; i < 10000 && f_word(off) != v && !F.done[t]; i++)
+		f_step(t);
+	ck_assert_msg(f_word(off) == v, "thread %u: shared word %#" PRIx64 " is %" PRIu64
+		      ", not %" PRIu64, t, off, f_word(off), v);
+}
+
 static enum cxs_kt_wait_kind f_waiting(uint32_t t, uint32_t *holder)
 {
 	struct cxs_kt_wait w;
@@ -420,7 +429,8 @@ START_TEST(test_barrier_of_all_dead_thread_had_arrived)
 	ck_assert_uint_eq(f_pass(0) + f_pass(1), 0);
 	f_run_until_set(0, F_PASS);
 	f_run_to_barrier(0);
-	ck_assert_uint_eq(f_word(F_BAR), 0x9); /* thread 2's bit went with the reset */
+	/* Thread 2's bit went with the reset; thread 0, the lowest live, adds it again. */
+	ck_assert_uint_eq(f_word(F_BAR), 0xd);
 	f_run(1, 10000);
 	ck_assert(F.done[1]);
 	f_run(0, 10000);
@@ -433,21 +443,76 @@ START_TEST(test_barrier_of_all_dead_thread_had_arrived)
 END_TEST
 
 /*
+ * Regression: an episode released twice loses an arrival of the next one.
+ * Threads 0 and 1 wait; thread 2 dies before arriving; thread 3, knowing of
+ * the failure, arrives last — and before it resets the count and releases,
+ * thread 0 (the lowest live thread) learns of the failure and sees every
+ * live thread arrived. If both may end the episode, thread 0 releases it,
+ * passes and arrives at the next episode, and thread 3's late reset of the
+ * count erases that arrival: the next episode then waits for ever for
+ * thread 0, which waits in it. Exactly one thread must end an episode.
+ */
+START_TEST(test_barrier_released_once_after_a_failure)
+{
+	f_setup(barrier_prog, 4, 1, NULL);
+	F.bar_n = 4;
+	f_run_to_barrier(0);
+	f_run_to_barrier(1);
+	f_run(0, 200);
+	f_run(1, 200);
+
+	F.failed = UINT64_C(1) << 2;
+	for (int i = 0; i < 100 && !(f_word(F_BAR) & 0x8); i++)
+		f_step(3); /* up to thread 3's fetch-and-add, not beyond */
+	ck_assert_uint_eq(f_word(F_BAR) & 0x8, 0x8);
+	f_run_until_eq(0, F_PASS, 1);
+	f_run_to_barrier(0); /* thread 0 waits in episode 2 */
+
+	for (int round = 0; round < 50; round++)
+		for (uint32_t t = 0; t < 4; t++)
+			if (t != 2 && !F.done[t])
+				f_run(t, 200);
+	for (uint32_t t = 0; t < 4; t++)
+		if (t != 2)
+			ck_assert_msg(F.done[t] && f_pass(t) == 2,
+				      "thread %u passed %" PRIu64 " episodes of 2 (count word %#" PRIx64
+				      ")",
+				      t, f_pass(t), f_word(F_BAR));
+	ck_assert_uint_eq(f_word(F_BAR), 0);
+	f_teardown();
+}
+END_TEST
+
+/*
+ * The lowest live thread learns of the failure while its own arrival is in
+ * flight (after its fetch-and-add, before it sees the result): its arrival
+ * did not account for dead thread 2, so it must look again as soon as it
+ * waits — not take the new view as already seen — and end the episode.
+ */
+START_TEST(test_barrier_failure_learned_during_an_arrival)
+{
+	f_setup(barrier_prog, 4, 1, NULL);
+	F.bar_n = 4;
+	f_run_to_barrier(1);
+	f_run_to_barrier(3);
+	for (int i = 0; i < 100 && !(f_word(F_BAR) & 0x1); i++)
+		f_step(0);
+	ck_assert_uint_eq(f_word(F_BAR), 0xb);
+	F.failed = UINT64_C(1) << 2;
+	f_run_until_eq(0, F_PASS, 1);
+	f_run_until_eq(1, F_PASS + 8, 1);
+	f_run_until_eq(3, F_PASS + 24, 1);
+	f_teardown();
+}
+END_TEST
+
+/*
  * A barrier of a subset: participants 0 and 2 of four threads, n = 2, as
  * litmus tests do. It completes in either arrival order, twice, and leaves
  * the count at zero; the other threads never touch it. Regression (commit
  * 4d190b3): with the arrival mask indexed by thread id, 0 and 2 set bits 0
  * and 2 of a count that completes at 0b11, and deadlocked at 4 CNs.
  */
-/* Runs thread t until shared word `off` equals v (at most 10 000 operations). */
-static void f_run_until_eq(uint32_t t, uint64_t off, uint64_t v)
-{
-	for (uint32_t i = 0; i < 10000 && f_word(off) != v && !F.done[t]; i++)
-		f_step(t);
-	ck_assert_msg(f_word(off) == v, "thread %u: shared word %#" PRIx64 " is %" PRIu64
-		      ", not %" PRIu64, t, off, f_word(off), v);
-}
-
 START_TEST(test_barrier_of_a_subset_completes)
 {
 	for (int order = 0; order < 2; order++) {
@@ -539,6 +604,8 @@ Suite *kthread_suite(void)
 	tcase_add_test(tc, test_lock_takeover_of_a_dead_holder);
 	tcase_add_test(tc, test_barrier_of_all_shrinks_when_one_dies);
 	tcase_add_test(tc, test_barrier_of_all_dead_thread_had_arrived);
+	tcase_add_test(tc, test_barrier_released_once_after_a_failure);
+	tcase_add_test(tc, test_barrier_failure_learned_during_an_arrival);
 	tcase_add_test(tc, test_barrier_of_a_subset_completes);
 	tcase_add_test(tc, test_checks_waived_after_a_failure);
 	suite_add_tcase(s, tc);
