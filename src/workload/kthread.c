@@ -482,7 +482,13 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 			/* A failure: the dead never arrive; the lowest live thread adds them. */
 			kt->seen_failed = failed_view(kt);
 			dead = dead_threads(kt, n);
-			uint64_t miss = lowest_live(kt, dead, all) ? dead & ~cxs_kt_load(kt, addr, 8) : 0;
+			uint64_t w = lowest_live(kt, dead, all) ? cxs_kt_load(kt, addr, 8) : 0;
+			/*
+			 * Only while its own bit is in (the word is still this
+			 * episode's, released and reset otherwise); nothing can
+			 * complete it before the add, which brings missing bits.
+			 */
+			uint64_t miss = w >> kt->p.id & 1 ? dead & ~w : 0;
 			if (miss && (cxs_kt_fetch_add(kt, addr, 8, miss) | miss) == all) {
 				cxs_kt_store(kt, addr, 8, 0);
 				cxs_kt_store(kt, addr + 8, 8, sense);

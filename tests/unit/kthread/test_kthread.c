@@ -507,6 +507,48 @@ START_TEST(test_barrier_failure_learned_during_an_arrival)
 END_TEST
 
 /*
+ * The lowest live thread learns of a failure just after the episode it
+ * waits in was completed — by the dead thread's own arrival, made before
+ * it died — and reset: it must not add the dead thread's bit to the word
+ * then (its own bit is gone from it: the word is no longer its episode's),
+ * or the final episode leaves the count nonzero, unlike a run without the
+ * failure, whose memory image recovery is checked against.
+ */
+START_TEST(test_barrier_failure_learned_after_the_release)
+{
+	f_setup(barrier_prog, 4, 1, NULL);
+	F.bar_n = 4;
+	for (int round = 0; round < 50; round++)
+		for (uint32_t t = 0; t < 4; t++)
+			for (int i = 0; i < 20 && f_pass(t) == 0; i++)
+				f_step(t);
+	for (uint32_t t = 0; t < 4; t++)
+		ck_assert_uint_eq(f_pass(t), 1);
+	f_run_to_barrier(2); /* episode 2: thread 2 arrives, then dies */
+	f_run_to_barrier(0);
+	f_run_to_barrier(1);
+	struct cxs_kop op;
+	do { /* thread 0 has just read the old sense */
+		cxs_kt_next(F.kt[0], &op);
+		ck_assert(op.kind != CXS_KOP_DONE && op.kind != CXS_KOP_FAIL);
+		if (op.kind == CXS_KOP_LOAD) {
+			uint64_t v;
+			memcpy(&v, F.mem + (op.addr - F_BASE), 8);
+			cxs_kt_loaded(F.kt[0], op.n, v);
+		}
+	} while (!(op.kind == CXS_KOP_LOAD && op.addr == F_BASE + F_BAR + 8));
+	F.failed = UINT64_C(1) << 2;
+	f_run(3, 10000); /* the last arrival: completes and resets */
+	ck_assert(F.done[3]);
+	f_run(0, 10000);
+	f_run(1, 10000);
+	ck_assert(F.done[0] && F.done[1]);
+	ck_assert_uint_eq(f_word(F_BAR), 0);
+	f_teardown();
+}
+END_TEST
+
+/*
  * A barrier of a subset: participants 0 and 2 of four threads, n = 2, as
  * litmus tests do. It completes in either arrival order, twice, and leaves
  * the count at zero; the other threads never touch it. Regression (commit
@@ -606,6 +648,7 @@ Suite *kthread_suite(void)
 	tcase_add_test(tc, test_barrier_of_all_dead_thread_had_arrived);
 	tcase_add_test(tc, test_barrier_released_once_after_a_failure);
 	tcase_add_test(tc, test_barrier_failure_learned_during_an_arrival);
+	tcase_add_test(tc, test_barrier_failure_learned_after_the_release);
 	tcase_add_test(tc, test_barrier_of_a_subset_completes);
 	tcase_add_test(tc, test_checks_waived_after_a_failure);
 	suite_add_tcase(s, tc);
