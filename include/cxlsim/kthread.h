@@ -191,6 +191,14 @@ void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len);
  */
 void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+/*
+ * The same for a check in the middle of the program, which the thread can go
+ * on past: before a failure it stops the run as cxs_kt_fail does; after one
+ * it is waived and returns, so that the thread still reaches the barriers
+ * the survivors wait at (cxs_kt_fail would end it there).
+ */
+void cxs_kt_fail_or_waive(struct cxs_kt *kt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Adds to a per-thread result counter (stored in HDF5 as workload/<name>). */
 void cxs_kt_result(struct cxs_kt *kt, const char *name, uint64_t add);
 
