@@ -295,8 +295,9 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 		return;
 	case EV_WATCHDOG:
 		cn->watch.armed = false;
-		if (cxs_cn_stuck(cn->agent, ev->time, cn->M->deadlock_timeout, err, sizeof err) ||
-		    (cn->M->dk && dk_cn_stuck(cn, ev->time, err, sizeof err)))
+		if (ev->time >= cn->watch_quiet_until &&
+		    (cxs_cn_stuck(cn->agent, ev->time, cn->M->deadlock_timeout, err, sizeof err) ||
+		     (cn->M->dk && dk_cn_stuck(cn, ev->time, err, sizeof err))))
 			cxs_lp_fail(lp, 4, "deadlock: %s", err);
 		else if (cxs_cn_pending(cn->agent) || (cn->M->dk && dk_cn_busy(cn)))
 			watch_arm(&cn->watch);

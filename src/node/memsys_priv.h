@@ -192,6 +192,13 @@ struct cn_node {
 	struct cxs_nport port;
 	struct cxs_dram dram;
 	struct node_watch watch;
+	/*
+	 * The watchdog does not judge requests before this time: a DIKTAMO
+	 * recovery pauses the CN (CXS_TIME_INF) and its requests to lines under
+	 * recovery wait for the MNs' merge, which takes as long as their logs
+	 * take to search; after the resume they get a whole deadlock_timeout.
+	 */
+	cxs_time watch_quiet_until;
 	struct cxs_cn *agent;
 	uint64_t dead;               /* CNs whose failure the switch has reported */
 	uint64_t runtime_failed;     /* ... that the threads' runtime knows of (kthread.h) */
