@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# DIKTAMO's evaluation (papers/diktamo.md §VII, Fig. 10-19 but 15 and 17,
+# which are recovery's): every run the tables of analysis/diktamo_tables.py
+# need, one after another, each to OUT/<name>.h5, then all the tables.
+#   analysis/run_diktamo.sh [OUT] [NP] [extra cxlsim args...]
+#   e.g. nice -n 15 analysis/run_diktamo.sh results/diktamo 1
+# Runs (M = the machine: inputs/wb-16x4.ini, CNS CNs x 4 cores, MNS MNs):
+#   <k>-<p>.h5            the nine kernels x p in wb wt baseline parallel
+#                         proactive proactive_noc on M, with the MNs' received
+#                         dump bytes sampled every 100 us (Fig. 10, 11, 12,
+#                         13, 14, 16, compression, traffic)
+#   <k>-proactive-nr<N>.h5  proactive with diktamo.replicas = N, N in 2 4
+#                         (Fig. 18; N_r = 3 is <k>-proactive.h5)
+#   <k>-<p>-cn<C>.h5      wb and proactive on C CNs, C in FIG19_CNS (Fig. 19;
+#                         C = CNS is <k>-<p>.h5). The MNs stay MNS and the
+#                         cores 4 per CN, so the threads are 4 C; the problem
+#                         is the same at every C (the kernels split a fixed
+#                         problem over their threads; ycsb's operations are
+#                         per thread, so workload.ops is scaled by CNS / C to
+#                         keep its total).
+# A file that exists is not run again (so the script resumes after an
+# interruption); each run's wall time is printed, and the total at the end.
+# Environment:
+#   KERNELS    the kernels (default the nine of the paper)
+#   SIZES      per-kernel workload.size, "kernel:size ..." (default: each
+#              kernel's own default size), e.g. the scaled set of
+#              tests/mpi/diktamo_scaled.sh
+#   CNS, MNS   the machine (default 16 and 16)
+#   FIG19_CNS  the smaller machines of Fig. 19 (default "4 8")
+#   CXLSIM     the binary (default build-release/src/cxlsim, else build/src/cxlsim)
+# A scaled run for development (4 CNs, small sizes, about a minute):
+#   CNS=4 MNS=4 FIG19_CNS="1 2" SIZES="ocean_cp:64 ocean_ncp:64 barnes:512 \
+#     raytrace:32 fluidanimate:2048 streamcluster:256 canneal:1024 \
+#     bodytrack:128 ycsb:1024" analysis/run_diktamo.sh results/diktamo-scaled 1
+# Extra arguments go to every run, after the script's own --set options.
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-results/diktamo}
+NP=${2:-1}
+shift $(( $# > 2 ? 2 : $# ))
+CXLSIM=${CXLSIM:-$( [ -x "$SRC/build-release/src/cxlsim" ] && echo "$SRC/build-release/src/cxlsim" || echo "$SRC/build/src/cxlsim")}
+KERNELS=${KERNELS:-"ocean_cp ocean_ncp barnes raytrace fluidanimate streamcluster canneal bodytrack ycsb"}
+SIZES=${SIZES:-}
+CNS=${CNS:-16}
+MNS=${MNS:-16}
+FIG19_CNS=${FIG19_CNS:-"4 8"}
+PROTOCOLS="wb wt baseline parallel proactive proactive_noc"
+export OMPI_MCA_rmaps_base_oversubscribe=1
+mkdir -p "$OUT"
+
+size_of() { # the SIZES entry of kernel $1, or nothing
+	local ks
+	for ks in $SIZES; do
+		[ "${ks%%:*}" = "$1" ] && { echo "${ks##*:}"; return; }
+	done
+	return 0
+}
+
+total=0
+runs=0
+run() { # name, then cxlsim --set options
+	local f="$OUT/$1.h5"
+	shift
+	[ -e "$f" ] && { echo "$f: exists"; return; }
+	local start end
+	start=$(date +%s.%N)
+	"$SRC/mpi-configs/cxlsim-mpirun" -np "$NP" "$CXLSIM" --quiet "$SRC/inputs/wb-16x4.ini" \
+		--set system.cns="$CNS" --set system.mns="$MNS" "$@" "${EXTRA[@]}" -o "$f" >/dev/null
+	end=$(date +%s.%N)
+	local s
+	s=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+	echo "$f: $s s"
+	total=$(awk -v a="$total" -v b="$s" 'BEGIN { print a + b }')
+	runs=$((runs + 1))
+}
+
+EXTRA=("$@")
+sample=(--set output.sample_interval=100us --set output.sample="keeper/dump_bytes")
+for k in $KERNELS; do
+	sz=$(size_of "$k")
+	ks=(--set workload.kernel="$k")
+	[ -n "$sz" ] && ks+=(--set workload.size="$sz")
+	for p in $PROTOCOLS; do
+		run "$k-$p" "${ks[@]}" --set system.protocol="$p" "${sample[@]}"
+	done
+done
+for k in $KERNELS; do
+	sz=$(size_of "$k")
+	ks=(--set workload.kernel="$k")
+	[ -n "$sz" ] && ks+=(--set workload.size="$sz")
+	for n in 2 4; do
+		run "$k-proactive-nr$n" "${ks[@]}" --set system.protocol=proactive --set diktamo.replicas=$n
+	done
+done
+for k in $KERNELS; do
+	sz=$(size_of "$k")
+	for c in $FIG19_CNS; do
+		ks=(--set workload.kernel="$k")
+		[ -n "$sz" ] && ks+=(--set workload.size="$sz")
+		if [ "$k" = ycsb ]; then
+			# k_ycsb.c: ops_per_thread = max(1, R / 32) at workload.ops = 0,
+			# R = workload.size (default 16384); keep R / 32 x 4 CNS in total.
+			r=${sz:-16384}
+			per=$(( r / 32 > 0 ? r / 32 : 1 ))
+			ks+=(--set workload.ops=$(( per * CNS / c )))
+		fi
+		for p in wb proactive; do
+			run "$k-$p-cn$c" "${ks[@]}" --set system.protocol="$p" --set system.cns="$c"
+		done
+	done
+done
+echo "$runs runs: $total s of wall time"
+/usr/bin/python3 "$SRC/analysis/diktamo_tables.py" all "$OUT" --png "$OUT/png" | tee "$OUT/tables.md"
