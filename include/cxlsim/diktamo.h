@@ -128,6 +128,12 @@ void cxs_lu_free(struct cxs_lu *lu);
  */
 cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl,
 		     const uint64_t *addr, const uint64_t *value, uint32_t n, bool spill);
+/*
+ * CN cn failed: its REPLs that were never VALed will never be (its stores
+ * were not performed: not committed), and would keep their words' later
+ * entries from the DRAM log for ever; they are dropped. Returns how many.
+ */
+size_t cxs_lu_forget(struct cxs_lu *lu, uint32_t cn);
 /* The caller held a REPL from `since` to now for lack of room. */
 void cxs_lu_backpressure(struct cxs_lu *lu, cxs_time since, cxs_time now);
 
@@ -262,6 +268,10 @@ struct cxs_dk_params {
 	struct cxs_lu_params lu;
 	cxs_time dump_period;       /* 2.5 ms */
 	cxs_time spill_after;       /* a head REPL's longest wait for room before it spills */
+	/* recovery's costs (recovery.c) */
+	cxs_time rec_dir_entry_ps;  /* TravDir: per directory entry scanned */
+	cxs_time rec_log_entry_ps;  /* MNMerge: per dumped-log entry read and per word merged */
+	double rec_inflate_bytes_per_ps; /* MNMerge: decompression rate of the dumped logs */
 	bool check;                 /* the protocol checker (needs every node in one process) */
 	enum cxs_dk_fault fault;
 };
@@ -322,8 +332,11 @@ void cxs_dk_sender_at_head(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
  */
 int cxs_dk_performed(struct cxs_dk_sender *s, cxs_time now, const struct cxs_mem_req *r,
 		     uint64_t stamp, uint64_t word, char *err, size_t errlen);
-/* CN `cn` failed (the switch says so): no more REPLs to it. */
-void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn);
+/*
+ * CN `cn` failed (the switch says so): no more REPLs to it, and replications
+ * waiting for its REPL_ACK complete without it.
+ */
+void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn, cxs_time now);
 size_t cxs_dk_sender_outstanding(const struct cxs_dk_sender *s);
 /*
  * A replication has waited longer than `patience` for its REPL_ACKs: true,
@@ -347,6 +360,53 @@ void cxs_dk_keeper_free(struct cxs_dk_keeper *k);
 void cxs_dk_keeper_event(struct cxs_dk_keeper *k, const struct cxs_event *ev);
 struct cxs_dk_store *cxs_dk_keeper_store(struct cxs_dk_keeper *k);
 void cxs_dk_keeper_cn_failed(struct cxs_dk_keeper *k, uint32_t cn);
+
+/*
+ * ---- recovery (recovery.c; papers/diktamo.md §V) -------------------------------------
+ *
+ * On every CN a recovery component: its cores' pause and resume, its Logging
+ * Unit's search for the MNs, and the Configuration Manager's part when the
+ * CN is the CM; on every MN one: directory traversal, the units' answers,
+ * the merge. The nodes hand them the switch's failure reports.
+ */
+struct cxs_dk_rec_cn_env {
+	void *ctx;
+	void (*pause)(void *ctx, cxs_time now);  /* the CN's cores stop where they are */
+	void (*resume)(void *ctx, cxs_time now); /* ... and go on */
+	/* Optional: at the CM, every MN has recovered (before RECOV_END leaves). */
+	void (*ended)(void *ctx, cxs_time now);
+	/* Optional: RECOV_END is here; the recovered image's part, before resuming. */
+	void (*snapshot)(void *ctx);
+};
+struct cxs_dk_rec_mn_env {
+	void *ctx;
+	/* The lines still waiting for recovery here (cxs_home_cn_failed), in any order. */
+	size_t (*owned)(void *ctx, const uint64_t **lines);
+	size_t (*dir_entries)(void *ctx);
+	/* A line's recovered words (cxs_home_recovered); *done: its memory write is done. */
+	int (*recovered)(void *ctx, cxs_time now, uint64_t line, const uint8_t data[64],
+			 uint8_t mask, cxs_time *done, char *err, size_t errlen);
+	/* Optional: RECOV_END is here (the CM tells the MNs too); the recovered image's part. */
+	void (*snapshot)(void *ctx);
+};
+struct cxs_dk_rec_cn;
+struct cxs_dk_rec_mn;
+struct cxs_dk_rec_cn *cxs_dk_rec_cn_new(const struct cxs_dk_world *w, struct cxs_nport *port,
+					struct cxs_dk_logger *logger,
+					const struct cxs_dk_rec_cn_env *env, struct cxs_stats *st);
+void cxs_dk_rec_cn_free(struct cxs_dk_rec_cn *r);
+/* The switch reported CN cn's failure (EV_FAILED): the CM, if this is it, starts recovery. */
+void cxs_dk_rec_cn_failed(struct cxs_dk_rec_cn *r, uint32_t cn, cxs_time now);
+bool cxs_dk_rec_cn_paused(const struct cxs_dk_rec_cn *r);
+/* The failed CNs whose recovery has ended (RECOV_END), bit per CN. */
+uint64_t cxs_dk_rec_cn_recovered(const struct cxs_dk_rec_cn *r);
+/* ev: the engine event type of the MN's recovery timers, which the node hands back. */
+struct cxs_dk_rec_mn *cxs_dk_rec_mn_new(const struct cxs_dk_world *w, struct cxs_nport *port,
+					struct cxs_dk_keeper *keeper, uint32_t ev,
+					const struct cxs_dk_rec_mn_env *env, struct cxs_stats *st);
+void cxs_dk_rec_mn_free(struct cxs_dk_rec_mn *r);
+void cxs_dk_rec_mn_event(struct cxs_dk_rec_mn *r, const struct cxs_event *ev);
+void cxs_dk_rec_mn_failed(struct cxs_dk_rec_mn *r, uint32_t cn, cxs_time now);
 
 /*
  * ---- the protocol checker (check.c; diktamo.check) -------------------------------

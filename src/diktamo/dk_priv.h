@@ -85,6 +85,40 @@ static inline uint32_t dk_dump_wire(uint64_t len)
 	return (uint32_t)((msgs ? msgs : 1) * 80u);
 }
 
+/* Recovery (recovery.c): INTERRUPT, INIT_RECOV, RECOV_END and their answers. */
+struct dk_rec_msg {
+	uint32_t round; /* the CM's recovery round */
+	uint32_t cm;    /* the CM's node id */
+	uint64_t dead;  /* INTERRUPT, INIT_RECOV: the failed CNs recovered; RECOV_END: all recovered */
+};
+/* INIT_RECOV_RESP: an MN's part of the round (begins as dk_rec_msg does). */
+struct dk_rec_report {
+	uint32_t round;
+	uint32_t cm;
+	uint64_t dead;
+	cxs_time trav_dir_ps, mn_lu_ps, trav_lu_ps, merge_ps;
+	uint64_t lines, words_from_lu, words_from_mn, words_kept, lost_lines, lost_words;
+};
+_Static_assert(offsetof(struct dk_rec_report, round) == offsetof(struct dk_rec_msg, round) &&
+		       offsetof(struct dk_rec_report, cm) == offsetof(struct dk_rec_msg, cm),
+	       "an INIT_RECOV_RESP is read as a dk_rec_msg first");
+/* FETCH_LATEST: the Owned lines (line addresses) of one MN. */
+struct dk_fetch {
+	uint32_t round, cm;
+	uint32_t nlines, pad;
+	uint64_t line[];
+};
+struct dk_version {
+	uint64_t addr, value, stamp;
+};
+/* FETCH_LATEST_RESP: the unit's latest VALed version of each word it holds, and its scan. */
+struct dk_fetch_resp {
+	uint32_t round, cm;
+	uint32_t n, pad;
+	cxs_time scan_ps;
+	struct dk_version v[];
+};
+
 /* Port handlers (registered by the nodes for their message types). */
 void dk_sender_on_ack(void *ctx, cxs_time now, const struct cxs_envelope *env, const void *body,
 		      uint32_t len);

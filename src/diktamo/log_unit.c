@@ -153,6 +153,7 @@ enum {
 	C_VALS_BEHIND,
 	C_BACKPRESSURE_PS,
 	C_SPILLED,
+	C_FORGOTTEN,
 	C_DRAINED,
 	C_DRAIN_BUSY_PS,
 	C_DRAM_FULL,
@@ -184,6 +185,8 @@ static const struct {
 			       "time REPLs were held for lack of room in the SRAM Log Buffer"},
 	[C_SPILLED] = {"spilled_entries", "entries",
 		       "entries of REPLs from a store-buffer head that waited diktamo.spill_after for room and were then kept in the CN's DRAM instead"},
+	[C_FORGOTTEN] = {"forgotten_entries", "entries",
+			 "entries of a failed CN's REPLs never VALed, dropped when its failure was detected"},
 	[C_DRAINED] = {"drained_entries", "entries", "entries moved to the DRAM log"},
 	[C_DRAIN_BUSY_PS] = {"drain_busy_ps", "ps", "unit time moving entries to the DRAM log"},
 	[C_DRAM_FULL] = {"dram_full_drains", "drains",
@@ -534,6 +537,23 @@ cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32
 	*lu->c[C_ENTRIES_LOGGED] += n;
 	bump_max(lu->c[C_SRAM_PEAK], lu->nbuf);
 	return now + lu->p.sram_ps;
+}
+
+size_t cxs_lu_forget(struct cxs_lu *lu, uint32_t cn)
+{
+	uint32_t w = 0;
+	size_t gone = 0;
+	for (uint32_t k = 0; k < lu->nbuf; k++) {
+		const struct buf_entry *b = &lu->buf[k];
+		if (!b->e.valid && b->e.requester >> 8 == cn) {
+			gone++;
+			continue;
+		}
+		lu->buf[w++] = *b;
+	}
+	lu->nbuf = w;
+	*lu->c[C_FORGOTTEN] += gone;
+	return gone;
 }
 
 void cxs_lu_backpressure(struct cxs_lu *lu, cxs_time since, cxs_time now)

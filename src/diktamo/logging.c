@@ -391,4 +391,15 @@ void cxs_dk_logger_cn_failed(struct cxs_dk_logger *l, uint32_t cn)
 		if (l->live[i] != cn)
 			l->live[k++] = l->live[i];
 	l->nlive = k;
+	/* Its REPLs that were never VALed (nor can be), and those still held for room. */
+	cxs_lu_forget(l->lu, cn);
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < l->qn; i++) {
+		struct held h = l->q[(l->qhead + i) % l->qcap];
+		if (h.m.requester >> 8 != cn)
+			l->q[(l->qhead + kept++) % l->qcap] = h;
+	}
+	l->qn = kept;
+	/* Words they held back may move now. */
+	arm_drain(l, 0);
 }

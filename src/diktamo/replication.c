@@ -159,13 +159,32 @@ bool cxs_dk_sender_stuck(const struct cxs_dk_sender *s, cxs_time now, cxs_time p
 	return true;
 }
 
-void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn)
+void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn, cxs_time now)
 {
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < s->nlive; i++)
 		if (s->live[i] != cn)
 			s->live[k++] = s->live[i];
 	s->nlive = k;
+	/*
+	 * Replications waiting for the failed CN's REPL_ACK complete without it:
+	 * their stores keep N_r - 1 live copies, enough for the one failure
+	 * being handled; later replications choose groups among the live CNs.
+	 * Visited in id order, so the cores hear of them deterministically.
+	 */
+	for (uint32_t n = 0, id = s->next_id - TABLE + 1; n < TABLE; n++, id++) {
+		struct rec *r = &s->t[id % TABLE];
+		if (!r->used || r->id != id || r->acks >= r->nrep)
+			continue;
+		for (uint32_t j = 0; j < r->nrep; j++) {
+			if (r->rep[j] != cn || (r->acked >> j & 1))
+				continue;
+			r->acked |= (uint8_t)(1u << j);
+			r->nacked &= (uint8_t)~(1u << j);
+			if (++r->acks == r->nrep)
+				s->replicated(s->ctx, r->core, r->id, now);
+		}
+	}
 }
 
 /* The REPL of r to its replica k. */

@@ -229,12 +229,14 @@ static int cn_init(struct cxs_lp *lp, void *state)
 				 .invalidated = agent_invalidated,
 				 .replicated_write = M->dk ? agent_replicated_write : NULL};
 	if (M->exact)
-		exact_cn_init(M->exact);
+		exact_cn_init(M->exact, cn);
 	cn->agent = cxs_cn_new(cxs_lp_id(lp), &M->cn.agent, &env, cxs_lp_stats(lp), err, sizeof err);
 	if (!cn->agent) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
+	if (M->snapshot_at)
+		cxs_schedule(lp, M->snapshot_at, EV_SNAPSHOT, NULL, 0);
 	if ((M->dk && dk_cn_init(cn, err, sizeof err) != 0) ||
 	    workload_cn_init(cn, err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
@@ -273,10 +275,24 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	case EV_FAILED: {
 		uint32_t failed = ((const struct fail_ev *)(const void *)ev->data)->node;
 		cn->dead |= UINT64_C(1) << failed;
-		if (cn->M->dk)
+		if (cn->M->dk) {
 			dk_cn_failed(cn, failed);
+		} else {
+			cn->runtime_failed = cn->dead; /* no recovery: the runtime learns now */
+			/* The oracle looks once every node has taken the report in (same instant). */
+			uint64_t live = ~cn->dead & (cn->M->cns >= 64 ? UINT64_MAX
+								   : (UINT64_C(1) << cn->M->cns) - 1);
+			if (cn->M->exact && live && (uint32_t)__builtin_ctzll(live) == cxs_lp_id(lp))
+				cxs_schedule(lp, 1, EV_ORACLE, NULL, 0);
+		}
 		return;
 	}
+	case EV_SNAPSHOT:
+		image_cn_part(cn, "snapshot");
+		return;
+	case EV_ORACLE:
+		oracle_check(lp, cn->M, "after the failure (no recovery under wb and wt)");
+		return;
 	case EV_WATCHDOG:
 		cn->watch.armed = false;
 		if (cxs_cn_stuck(cn->agent, ev->time, cn->M->deadlock_timeout, err, sizeof err) ||
@@ -293,6 +309,7 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 static void cn_finalize(struct cxs_lp *lp, void *state)
 {
 	struct cn_node *cn = state;
+	oracle_finalize(lp, cn->M);
 	dram_counters(cxs_lp_stats(cn->lp), &cn->dram);
 	if (!cxs_node_alive(lp, cxs_lp_id(lp)))
 		record_held_at_failure(cn);

@@ -39,6 +39,8 @@ struct dk_cluster {
 	struct cxs_dk_sender **senders;
 	struct cxs_dk_logger **loggers;
 	struct cxs_dk_keeper **keepers;
+	struct cxs_dk_rec_cn **rec_cns;
+	struct cxs_dk_rec_mn **rec_mns;
 	uint32_t nodes, here, finalized;
 };
 
@@ -93,7 +95,9 @@ int dk_configure(const struct cxs_config *cfg, struct memsys *M, char *err, size
 	d->senders = calloc(M->cns, sizeof *d->senders);
 	d->loggers = calloc(M->cns, sizeof *d->loggers);
 	d->keepers = calloc(M->mns, sizeof *d->keepers);
-	if (!d->senders || !d->loggers || !d->keepers ||
+	d->rec_cns = calloc(M->cns, sizeof *d->rec_cns);
+	d->rec_mns = calloc(M->mns, sizeof *d->rec_mns);
+	if (!d->senders || !d->loggers || !d->keepers || !d->rec_cns || !d->rec_mns ||
 	    (d->p.check && !(d->w.check = cxs_dk_check_new(M->cns, M->mns)))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -117,15 +121,20 @@ void dk_release(struct dk_cluster *d)
 {
 	if (!d)
 		return;
-	for (uint32_t i = 0; d->senders && i < d->w.cns; i++) {
+	for (uint32_t i = 0; d->senders && d->loggers && d->rec_cns && i < d->w.cns; i++) {
 		cxs_dk_sender_free(d->senders[i]);
 		cxs_dk_logger_free(d->loggers[i]);
+		cxs_dk_rec_cn_free(d->rec_cns[i]);
 	}
-	for (uint32_t i = 0; d->keepers && i < d->w.mns; i++)
+	for (uint32_t i = 0; d->keepers && d->rec_mns && i < d->w.mns; i++) {
 		cxs_dk_keeper_free(d->keepers[i]);
+		cxs_dk_rec_mn_free(d->rec_mns[i]);
+	}
 	free(d->senders);
 	free(d->loggers);
 	free(d->keepers);
+	free(d->rec_cns);
+	free(d->rec_mns);
 	cxs_dk_check_free(d->w.check);
 	free(d);
 }
@@ -136,8 +145,38 @@ static void replicated(void *ctx, uint32_t core, uint32_t id, cxs_time now)
 {
 	struct cn_node *cn = ctx;
 	char err[512] = "";
+	if (cn->paused) {
+		workload_defer(cn, &(struct deferred){.type = 0, .core = core, .id = id});
+		return;
+	}
 	if (cxs_core_replicated(cn->ooo[core], now, id, err, sizeof err) != 0)
 		cxs_lp_fail(cn->lp, 3, "%s", err);
+}
+
+static void rec_pause(void *ctx, cxs_time now)
+{
+	(void)now;
+	workload_pause(ctx);
+}
+
+static void rec_ended(void *ctx, cxs_time now)
+{
+	struct cn_node *cn = ctx;
+	(void)now;
+	oracle_check(cn->lp, cn->M, "after recovery");
+}
+
+static void rec_snapshot(void *ctx)
+{
+	image_cn_part(ctx, "recovered");
+}
+
+static void rec_resume(void *ctx, cxs_time now)
+{
+	struct cn_node *cn = ctx;
+	/* The threads' runtime learns which CNs failed (their locks, barriers, checks). */
+	cn->runtime_failed = cxs_dk_rec_cn_recovered(cn->dkr);
+	workload_resume(cn, now);
 }
 
 int dk_cn_init(struct cn_node *cn, char *err, size_t errlen)
@@ -147,10 +186,14 @@ int dk_cn_init(struct cn_node *cn, char *err, size_t errlen)
 	struct cxs_stats *st = cxs_lp_stats(cn->lp);
 	cn->dks = cxs_dk_sender_new(&d->w, &cn->port, replicated, cn, st);
 	cn->dkl = cxs_dk_logger_new(&d->w, &cn->port, &cn->dram, EV_DK_LOGGER, st);
+	struct cxs_dk_rec_cn_env env = {.ctx = cn, .pause = rec_pause, .resume = rec_resume,
+					.ended = rec_ended, .snapshot = rec_snapshot};
+	cn->dkr = cn->dkl ? cxs_dk_rec_cn_new(&d->w, &cn->port, cn->dkl, &env, st) : NULL;
 	d->senders[node] = cn->dks;
 	d->loggers[node] = cn->dkl;
-	if (!cn->dks || !cn->dkl) {
-		snprintf(err, errlen, "out of memory for DIKTAMO's sender and Logging Unit");
+	d->rec_cns[node] = cn->dkr;
+	if (!cn->dks || !cn->dkl || !cn->dkr) {
+		snprintf(err, errlen, "out of memory for DIKTAMO's sender, Logging Unit and recovery");
 		return -1;
 	}
 	d->here++;
@@ -192,24 +235,28 @@ bool dk_cn_busy(const struct cn_node *cn)
 
 void dk_cn_failed(struct cn_node *cn, uint32_t failed)
 {
-	cxs_dk_sender_cn_failed(cn->dks, failed);
+	cxs_dk_sender_cn_failed(cn->dks, failed, cxs_now(cn->lp));
 	cxs_dk_logger_cn_failed(cn->dkl, failed);
+	cxs_dk_rec_cn_failed(cn->dkr, failed, cxs_now(cn->lp));
 }
 
 /* ---- the MN ------------------------------------------------------------------------ */
 
-struct cxs_dk_keeper *dk_mn_init(struct cxs_lp *lp, struct cxs_nport *port, char *err,
-				 size_t errlen)
+struct cxs_dk_keeper *dk_mn_init(struct cxs_lp *lp, struct cxs_nport *port,
+				 const struct cxs_dk_rec_mn_env *env, struct cxs_dk_rec_mn **rec,
+				 char *err, size_t errlen)
 {
 	const struct memsys *M = cxs_lp_ctx(lp);
 	struct dk_cluster *d = M->dk;
 	uint32_t mn = cxs_lp_id(lp) - M->cns;
 	struct cxs_dk_keeper *k = cxs_dk_keeper_new(&d->w, port, EV_DK_KEEPER, cxs_lp_stats(lp));
-	if (!k) {
-		snprintf(err, errlen, "out of memory for DIKTAMO's log keeper");
+	*rec = k ? cxs_dk_rec_mn_new(&d->w, port, k, EV_DK_RECOVERY, env, cxs_lp_stats(lp)) : NULL;
+	d->keepers[mn] = k;
+	d->rec_mns[mn] = *rec;
+	if (!k || !*rec) {
+		snprintf(err, errlen, "out of memory for DIKTAMO's log keeper and recovery");
 		return NULL;
 	}
-	d->keepers[mn] = k;
 	d->here++;
 	return k;
 }
