@@ -114,7 +114,7 @@ ENTRY_BYTES = 24            # CXS_DK_ENTRY_BYTES: an entry in the paper's log
 DUMP_PERIOD_PS = 2_500_000_000  # Table II: 2.5 ms between dumps
 
 NAME = re.compile(r"^(?P<kernel>[^-]+)-(?P<proto>proactive_noc|proactive|parallel|baseline|wb|wt)"
-                  r"(?:-nr(?P<nr>\d+)|-cn(?P<cn>\d+))?$")
+                  r"(?:-nr(?P<nr>\d+)|-cn(?P<cn>\d+)|-sram(?P<sram>\d+)|-(?P<fail>fail))?$")
 
 
 # ---- runs ------------------------------------------------------------------------
@@ -159,16 +159,20 @@ class Runs:
         self.dir = d
         self.by = {}
         self.excluded = []
+        self.fail_all = {}  # (kernel, proto) -> RunInfo of every -fail run, any status
         for p in sorted(glob.glob(os.path.join(d, "*.h5"))):
             m = NAME.match(os.path.basename(p)[:-3])
             if not m:
                 continue
             info = RunInfo(p)
+            if m["fail"]:
+                self.fail_all[(m["kernel"], m["proto"])] = info
             if not info.status.startswith("complete"):
                 print(f"{p}: status {info.status!r}: left out", file=sys.stderr)
                 self.excluded.append((os.path.basename(p), info.status))
                 continue
-            var = f"nr{m['nr']}" if m["nr"] else f"cn{m['cn']}" if m["cn"] else ""
+            var = (f"nr{m['nr']}" if m["nr"] else f"cn{m['cn']}" if m["cn"] else
+                   f"sram{m['sram']}" if m["sram"] else "fail" if m["fail"] else "")
             self.by[(m["kernel"], m["proto"], var)] = info
 
     def get(self, kernel, proto, var=""):
@@ -610,8 +614,229 @@ def fig19(R):
     return Table("fig19", "Fig. 19: scalability with the number of CNs", lines, data, plot)
 
 
+# ---- the Logging Unit's SRAM -------------------------------------------------------
+
+def sram(R):
+    sizes = sorted({int(v[4:]) for (_, p, v) in R.by if p == "proactive" and v.startswith("sram")})
+    ks = R.kernels([("wb", ""), ("parallel", ""), ("proactive", "")] +
+                   [("proactive", f"sram{b}") for b in sizes])
+    if not sizes or not ks:
+        raise Missing("no <kernel>-proactive-sram<B>.h5 with -wb, -parallel and -proactive.h5")
+
+    def nack(i):
+        sent = i.t("diktamo/repls_sent")
+        return i.t("diktamo/nacks_received") / sent if sent else float("nan")
+
+    def head(i):
+        e, h = i.core.get("repl_at_entry", 0), i.core.get("repl_at_head", 0)
+        return h / (e + h) if e + h else float("nan")
+
+    rows, data = [], {}
+    for k in ks:
+        wb, par, p4 = R.get(k, "wb"), R.get(k, "parallel"), R.get(k, "proactive")
+        d = {"parallel": par.roi / wb.roi, "proactive": p4.roi / wb.roi, "nack": nack(p4),
+             "resent": p4.t("diktamo/repls_resent"), "sizes": {}}
+        for b in sizes:
+            i = R.get(k, "proactive", f"sram{b}")
+            d["sizes"][b] = {"time": i.roi / wb.roi, "nack": nack(i), "at_head": head(i)}
+        data[k] = d
+        rows.append([k, f"{d['parallel']:.2f}", f"{d['proactive']:.2f}",
+                     f"{100 * d['nack']:.1f} %"] +
+                    [c for b in sizes for c in (f"{d['sizes'][b]['time']:.2f}",
+                                                f"{100 * d['sizes'][b]['nack']:.1f} %")])
+    rows.append(["**average**", f"**{mean(v['parallel'] for v in data.values()):.2f}**",
+                 f"**{mean(v['proactive'] for v in data.values()):.2f}**", ""] +
+                [c for b in sizes for c in
+                 (f"**{mean(v['sizes'][b]['time'] for v in data.values()):.2f}**", "")])
+    rows.append(["paper (§VII-A, 4 KB)", f"{PAPER['parallel']:.2f}", f"{PAPER['proactive']:.2f}",
+                 ""] + ["", ""] * len(sizes))
+    lines = md_table(["workload", "parallel / WB", "proactive / WB (4 KB SRAM)",
+                      "REPLs refused (4 KB)"] +
+                     [c for b in sizes for c in (f"proactive / WB ({b // 1024} KB SRAM)",
+                                                 f"REPLs refused ({b // 1024} KB)")], rows)
+    lines += ["", "(diktamo.sram_bytes: the Logging Unit's SRAM Log Buffer, Table II's 4 KB "
+              "= 170 entries of 24 B; a full unit refuses an early REPL, diktamo/nacks_received, "
+              "and the store asks again at the SB head)"] + R.note()
+    plot = {"kind": "bars", "ylabel": "time / WB", "categories": ks,
+            "series": dict({"parallel": [data[k]["parallel"] for k in ks],
+                            "proactive 4 KB": [data[k]["proactive"] for k in ks]},
+                           **{f"proactive {b // 1024} KB": [data[k]["sizes"][b]["time"] for k in ks]
+                              for b in sizes}),
+            "paper": {"proactive 4 KB": PAPER["proactive"]}}
+    return Table("sram", "Logging Unit SRAM size and proactive's time", lines, data, plot)
+
+
+# ---- Fig. 15, Fig. 17 / Table III, the oracle -------------------------------------
+
+# §VII-B: "on average, less than 29K lines are Owned, although, in YCSB, such
+# number reaches 119K"; the caches of a CN hold at most 163K lines.
+PAPER_FIG15_AVG, PAPER_FIG15_YCSB, PAPER_CN_LINES = 29_000, 119_000, 163_000
+STEPS = [("rec_begin_ps", "RecBegin"), ("cm_mn_ps", "CM<->MN"), ("trav_dir_ps", "TravDir"),
+         ("mn_lu_ps", "MN<->LU"), ("trav_lu_ps", "TravLU"), ("mn_merge_ps", "MNMerge"),
+         ("rec_end_ps", "RecEnd")]
+GROUPS = {"Sync": ("RecBegin", "CM<->MN", "MN<->LU", "RecEnd"), "TravDir": ("TravDir",),
+          "Merge": ("TravLU", "MNMerge")}
+HOLD_E, HOLD_M = 1, 2   # cn/held_at_failure_state (src/node/cn_node.c)
+
+
+def fail_time(info):
+    """The failure's simulated time (the first /failures row), ps."""
+    f = info.run.failures
+    return int(f[0]["time_ps"]) if f else None
+
+
+def held_states(info, node):
+    """The failed CN's lines by how it held them (cn/held_at_failure_state)."""
+    v = info.run.nodes.get(node, {}).get("cn/held_at_failure_state")
+    if v is None:
+        return {}
+    vals, counts = __import__("numpy").unique(v, return_counts=True)
+    return {int(a): int(b) for a, b in zip(vals, counts)}
+
+
+def fail_kernels(R, proto):
+    return [k for k in ORDER + sorted({k for (k, _) in R.fail_all} - set(ORDER))
+            if (k, proto) in R.fail_all]
+
+
+def fig15(R):
+    ks = [k for k in fail_kernels(R, "proactive") if R.get(k, "proactive", "fail")]
+    if not ks:
+        raise Missing("no complete <kernel>-proactive-fail.h5")
+    rows, data = [], {}
+    for k in ks:
+        i = R.get(k, "proactive", "fail")
+        owned = i.t("home/owned_at_failure_lines")
+        hs = held_states(i, 0)
+        dirty = hs.get(HOLD_M, 0)
+        d = {"t_f_us": fail_time(i) / 1e6, "owned": owned, "dirty": dirty,
+             "exclusive": owned - dirty, "held_E": hs.get(HOLD_E, 0),
+             "held_S": hs.get(0, 0), "lost_words": i.t("cn/lost_words"),
+             "recovered_lines": i.t("recovery/lines"),
+             "words_from_lu": i.t("recovery/words_from_lu"),
+             "words_from_mn_logs": i.t("recovery/words_from_mn_logs"),
+             "words_kept": i.t("recovery/words_kept")}
+        data[k] = d
+        rows.append([k, f"{d['t_f_us']:.0f}", owned, dirty, d["exclusive"], d["held_E"],
+                     d["held_S"], d["lost_words"], d["words_from_lu"], d["words_from_mn_logs"],
+                     d["words_kept"]])
+    avg = mean(v["owned"] for v in data.values())
+    rows.append(["**average**", "", f"**{avg:.0f}**", f"{mean(v['dirty'] for v in data.values()):.0f}",
+                 f"{mean(v['exclusive'] for v in data.values()):.0f}", "", "", "", "", "", ""])
+    rows.append(["paper (§VII-B)", "12500", f"< {PAPER_FIG15_AVG} (ycsb {PAPER_FIG15_YCSB})",
+                 "", "", "", "", "", "", "", ""])
+    lines = md_table(["workload", "T_f (us)", "owned lines (directory, Fig. 15)",
+                      "dirty (M in CN 0's caches)", "exclusive (owned - dirty)",
+                      "E in CN 0's caches", "S in CN 0's caches", "unsaved words lost with CN 0",
+                      "words recovered from LUs", "from MN logs", "kept (memory's value)"], rows)
+    lines += ["", f"(CN 0 fail-stops at T_f under proactive; a CN's caches hold at most "
+              f"{PAPER_CN_LINES // 1000}K lines in the paper; owned = home/owned_at_failure_lines "
+              "over the MNs, dirty = CN 0's lines in M, cn/held_at_failure_state = 2)"]
+    if "ycsb" in data:
+        lines.append(f"- paper: YCSB owns the most, 119K; ours: ycsb {data['ycsb']['owned']}, "
+                     "largest " + ", ".join(f"{k} {data[k]['owned']}" for k in
+                                            top({k: v['owned'] for k, v in data.items()}, 3)))
+    plot = {"kind": "stacked", "ylabel": "lines owned by CN 0", "categories": ks,
+            "panels": {"proactive": {"dirty": [data[k]["dirty"] for k in ks],
+                                     "exclusive": [data[k]["exclusive"] for k in ks]}}}
+    return Table("fig15", "Fig. 15: lines owned by the crashed CN 0, dirty vs exclusive",
+                 lines, {"rows": data, "average_owned": avg}, plot)
+
+
+def fig17(R):
+    protos = [p for p in ("proactive", "baseline") if fail_kernels(R, p)]
+    if not protos:
+        raise Missing("no <kernel>-<protocol>-fail.h5")
+    rows, data = [], {}
+    for p in protos:
+        for k in fail_kernels(R, p):
+            i = R.get(k, p, "fail")
+            if i is None or not i.t("recovery/rounds"):
+                continue
+            st = {name: i.t("recovery/" + key) for key, name in STEPS}
+            tot = sum(st.values())
+            gr = {g: sum(st[n] for n in ns) for g, ns in GROUPS.items()}
+            data.setdefault(p, {})[k] = {"steps_ns": {n: v / 1e3 for n, v in st.items()},
+                                         "total_ns": tot / 1e3,
+                                         "share": {g: v / tot if tot else 0 for g, v in gr.items()},
+                                         "t_f_us": fail_time(i) / 1e6,
+                                         "owned": i.t("home/owned_at_failure_lines"),
+                                         "lu_scanned": i.t("lu/recovery_scanned_entries"),
+                                         "mn_log_scanned": i.t("recovery/mn_log_entries_scanned"),
+                                         "mn_inflated": i.t("recovery/mn_log_bytes_inflated"),
+                                         "rounds": i.t("recovery/rounds")}
+            d = data[p][k]
+            rows.append([k, p, f"{d['t_f_us']:.0f}"] + [f"{st[n] / 1e3:.0f}" for _, n in STEPS] +
+                        [f"{tot / 1e3:.0f}"] + [f"{100 * d['share'][g]:.0f} %" for g in GROUPS] +
+                        [d["lu_scanned"], d["mn_log_scanned"]])
+    if not data:
+        raise Missing("no -fail run recovered")
+    for p in data:
+        av = {g: mean(v["share"][g] for v in data[p].values()) for g in GROUPS}
+        rows.append([f"**average ({p})**", "", ""] + [""] * len(STEPS) +
+                    [f"{mean(v['total_ns'] for v in data[p].values()):.0f}"] +
+                    [f"**{100 * av[g]:.0f} %**" for g in GROUPS] + ["", ""])
+    rows.append(["paper (§VII-C)", "", "12500"] + [""] * (len(STEPS) + 1) +
+                 ["small", "small", "most (\"the very large fraction\")", "", ""])
+    lines = md_table(["workload", "protocol", "T_f (us)"] + [f"{n} (ns)" for _, n in STEPS] +
+                     ["total (ns)"] + [f"{g} share" for g in GROUPS] +
+                     ["LU entries scanned (TravLU)", "MN log entries scanned (MNMerge)"], rows)
+    dom = {p: sum(1 for v in data[p].values() if max(v["share"], key=v["share"].get) == "Merge")
+           for p in data}
+    lines += ["", "(Table III's steps on the Configuration Manager, recovery/*_ps; TravDir, "
+              "MN<->LU, TravLU and MNMerge are the slowest MN's, the critical path; Sync = "
+              "RecBegin + CM<->MN + MN<->LU + RecEnd, Merge = TravLU + MNMerge)",
+              "- paper: Merge dominates in most cases; ours: Merge is the largest group in " +
+              ", ".join(f"{dom[p]} of {len(data[p])} ({p})" for p in data)]
+    cats = list(data[protos[0]]) if protos[0] in data else []
+    plot = {"kind": "stacked", "ylabel": "share of the recovery", "categories": cats,
+            "panels": {p: {g: [data[p][k]["share"][g] if k in data[p] else 0 for k in cats]
+                           for g in GROUPS} for p in data}}
+    return Table("fig17", "Fig. 17 / Table III: recovery latency breakdown (CN 0 fails)",
+                 lines, data, plot)
+
+
+def oracle(R):
+    if not R.fail_all:
+        raise Missing("no <kernel>-<protocol>-fail.h5")
+    rows, data = [], {}
+    for (k, p), i in sorted(R.fail_all.items(), key=lambda kv: (kv[0][1], ORDER.index(kv[0][0])
+                                                                 if kv[0][0] in ORDER else 99)):
+        d = {"status": i.status, "checks": i.t("image/checks"), "words": i.t("image/words"),
+             "diff_words": i.t("image/diff_words"), "in_transit": i.t("image/in_transit_lines"),
+             "unrecoverable_words": i.t("recovery/unrecoverable_words"),
+             "t_f_us": (fail_time(i) or 0) / 1e6}
+        data[f"{k}-{p}"] = d
+        ok = d["diff_words"] == 0 and d["checks"] > 0 and i.status.startswith("complete")
+        rows.append([k, p, f"{d['t_f_us']:.0f}", i.status, d["checks"], d["words"],
+                     d["diff_words"], d["unrecoverable_words"], "pass" if ok else "**FAIL**"])
+    lines = md_table(["workload", "protocol", "T_f (us)", "status", "golden-image checks",
+                      "words compared", "image/diff_words", "unrecoverable words", "oracle"], rows)
+    lines += ["", "(diktamo.oracle: the coherent image of CXL memory against every committed "
+              "store, after recovery and at the end; the last check's counts)"]
+    return Table("oracle", "Recovery runs: golden-image oracle", lines, data, None)
+
+
 TABLES = {"fig10": fig10, "fig11": fig11, "fig13": fig13, "fig14": fig14, "fig16": fig16,
-          "compression": compression, "traffic": traffic, "fig18": fig18, "fig19": fig19}
+          "compression": compression, "traffic": traffic, "fig18": fig18, "fig19": fig19,
+          "sram": sram, "fig15": fig15, "fig17": fig17, "oracle": oracle}
+
+
+def header(R):
+    """The machine and each kernel's size, from the runs' configurations."""
+    sizes, machines = {}, set()
+    for (k, p, v), i in R.by.items():
+        text = str(i.run.attrs.get("config", ""))
+        sz = cxlsim_h5._config_value(text, "workload.size") or "0"
+        sizes.setdefault(k, set()).add(sz)
+        if v == "":
+            machines.add((i.cns, i.mns))
+    ks = [k for k in ORDER if k in sizes] + sorted(k for k in sizes if k not in ORDER)
+    m = ", ".join(f"{c} CNs x 4 cores + {n} MNs" for c, n in sorted(machines))
+    return ["# DIKTAMO evaluation (papers/diktamo.md §VII) from " + R.dir, "",
+            f"Machine: {m} (inputs/wb-16x4.ini, Table II). Workload sizes (workload.size; "
+            "0 = the kernel's default), the same for every protocol: " +
+            ", ".join(f"{k} {'/'.join(sorted(sizes[k]))}" for k in ks) + "."]
 
 
 # ---- figures -----------------------------------------------------------------------
@@ -683,6 +908,8 @@ def main(argv):
         return 2
     R = Runs(d)
     names = list(TABLES) if which == "all" else [which]
+    if which == "all" and not want_json:
+        print("\n".join(header(R)) + "\n")
     out_json = {}
     for n in names:
         try:
@@ -701,7 +928,7 @@ def main(argv):
             print("\n".join(t.lines))
             if which == "all":
                 print()
-        if pngdir:
+        if pngdir and t.plot:
             print(f"wrote {png(t, pngdir)}", file=sys.stderr)
     if want_json:
         print(json.dumps(out_json[which] if which != "all" else out_json, indent=1,
