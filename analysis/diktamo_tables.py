@@ -37,7 +37,9 @@ fig11   Fig. 11, proactive runs: the share of replications sent at the
         core/repl_at_head); beside it the REPLs a full Logging Unit refused
         (diktamo/nacks_received / diktamo/repls_sent: an early REPL refused
         is sent again at the head, diktamo/repls_resent), the Logging Units'
-        back-pressure (lu/backpressure_ps per CN over the time) and the
+        back-pressure (lu/backpressure_ps, the time each REPL from an SB
+        head waited for room, per CN over the time: the mean number of
+        REPLs waiting in a unit) and the
         time of proactive over parallel (the paper: the higher the share at
         the head, the closer the two).
 fig13   Fig. 13, proactive runs: the largest log (24 B an entry,
@@ -305,9 +307,9 @@ def fig11(R):
         data[k] = {"at_head": frac, "replications": e + h, "nacked": nack,
                    "backpressure": bp, "proactive_over_parallel": ratio}
         rows.append([k, e + h, f"{100 * frac:.1f} %", f"{100 * nack:.1f} %",
-                     f"{100 * bp:.1f} %", f2(ratio)])
+                     f"{bp:.2f}", f2(ratio)])
     lines = md_table(["workload", "replications", "sent at SB head (Fig. 11)",
-                      "REPLs refused by a full LU", "LU back-pressure (share of time)",
+                      "REPLs refused by a full LU", "head REPLs waiting for SRAM room (mean per LU)",
                       "proactive / parallel time"], rows)
     fr = {k: v["at_head"] for k, v in data.items()}
     lines += ["", "- paper: raytrace, fluidanimate and streamcluster have a high fraction at "

@@ -24,7 +24,8 @@
 #                         T_f = 12.5 ms (§VII-B, §VII-C) when <k>-proactive.h5's
 #                         region of interest lasts longer, else half of it,
 #                         rounded down to 1 us (Fig. 15, Fig. 17 / Table III;
-#                         the table prints each kernel's T_f)
+#                         the table prints each kernel's T_f), with
+#                         FAIL_ARGS
 #   <k>-proactive-sram<B>.h5  proactive with diktamo.sram_bytes = B bytes,
 #                         B in SRAM_BYTES (default 65536; Table II's is 4096,
 #                         <k>-proactive.h5): how much of proactive's time is
@@ -44,6 +45,12 @@
 #              sensitivity), nr (Fig. 18), cn (Fig. 19), failrest (the other
 #              FAIL_PROTOCOLS)
 #   SRAM_BYTES the Logging Unit SRAM sizes of part sram (default 65536)
+#   FAIL_ARGS  extra options of the recovery runs (default
+#              "--set coherence.deadlock_timeout=20ms": a request waiting for a
+#              line under recovery counts against the deadlock watchdog, and
+#              when T_f is past a dump the MNs' MNMerge inflates their dumped
+#              logs for longer than the default 100 us — canneal at 5.1 ms
+#              stopped as a "deadlock" in the middle of its recovery)
 #   FAIL_PROTOCOLS  the protocols of the recovery runs (default "proactive baseline")
 #   CXLSIM     the binary (default build-release/src/cxlsim, else build/src/cxlsim)
 # A scaled run for development (4 CNs, small sizes, about a minute):
@@ -65,6 +72,7 @@ FIG19_CNS=${FIG19_CNS:-"4 8"}
 PROTOCOLS="wb wt baseline parallel proactive proactive_noc"
 PARTS=${PARTS:-"main fail sram nr cn failrest"}
 SRAM_BYTES=${SRAM_BYTES:-65536}
+FAIL_ARGS=${FAIL_ARGS-"--set coherence.deadlock_timeout=20ms"}
 FAIL_PROTOCOLS=${FAIL_PROTOCOLS:-"proactive baseline"}
 export OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$OUT"
@@ -134,7 +142,7 @@ fail_runs() { # the recovery runs of the protocols $@
 		kargs "$k"
 		for p in "$@"; do
 			RUN_NP=1 run "$k-$p-fail" "${ks[@]}" --set system.protocol="$p" \
-				--fail "0@$tf" --set diktamo.oracle=true
+				--fail "0@$tf" --set diktamo.oracle=true $FAIL_ARGS
 		done
 	done
 }
