@@ -26,7 +26,8 @@
 #                         rounded down to 1 us (Fig. 15, Fig. 17 / Table III;
 #                         the table prints each kernel's T_f), with
 #                         FAIL_ARGS
-#   <k>-proactive-sram<B>.h5  proactive with diktamo.sram_bytes = B bytes,
+#   <k>-<p>-sram<B>.h5    p in SRAM_PROTOCOLS (default proactive) with
+#                         diktamo.sram_bytes = B bytes,
 #                         B in SRAM_BYTES (default 65536; Table II's is 4096,
 #                         <k>-proactive.h5): how much of proactive's time is
 #                         its Logging Units' SRAM refusing early REPLs
@@ -45,6 +46,7 @@
 #              sensitivity), nr (Fig. 18), cn (Fig. 19), failrest (the other
 #              FAIL_PROTOCOLS)
 #   SRAM_BYTES the Logging Unit SRAM sizes of part sram (default 65536)
+#   SRAM_PROTOCOLS  the protocols of part sram (default proactive)
 #   FAIL_ARGS  extra options of the recovery runs (default
 #              "--set coherence.deadlock_timeout=20ms": a request waiting for a
 #              line under recovery counts against the deadlock watchdog, and
@@ -72,6 +74,7 @@ FIG19_CNS=${FIG19_CNS:-"4 8"}
 PROTOCOLS="wb wt baseline parallel proactive proactive_noc"
 PARTS=${PARTS:-"main fail sram nr cn failrest"}
 SRAM_BYTES=${SRAM_BYTES:-65536}
+SRAM_PROTOCOLS=${SRAM_PROTOCOLS:-proactive}
 FAIL_ARGS=${FAIL_ARGS-"--set coherence.deadlock_timeout=20ms"}
 FAIL_PROTOCOLS=${FAIL_PROTOCOLS:-"proactive baseline"}
 export OMPI_MCA_rmaps_base_oversubscribe=1
@@ -156,9 +159,11 @@ part_failrest() {
 part_sram() {
 	for k in $KERNELS; do
 		kargs "$k"
-		for b in $SRAM_BYTES; do
-			run "$k-proactive-sram$b" "${ks[@]}" --set system.protocol=proactive \
-				--set diktamo.sram_bytes="${b}B" "${sample[@]}"
+		for p in $SRAM_PROTOCOLS; do
+			for b in $SRAM_BYTES; do
+				run "$k-$p-sram$b" "${ks[@]}" --set system.protocol="$p" \
+					--set diktamo.sram_bytes="${b}B" "${sample[@]}"
+			done
 		done
 	done
 }
