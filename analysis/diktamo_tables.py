@@ -625,7 +625,8 @@ def sram(R):
                    [("proactive", f"sram{b}") for b in sizes])
     if not sizes or not ks:
         raise Missing("no <kernel>-proactive-sram<B>.h5 with -wb, -parallel and -proactive.h5")
-    protos = ["proactive"] + (["proactive_noc"] if all(
+    # proactive_noc's columns when any kernel has its runs (blank where missing)
+    protos = ["proactive"] + (["proactive_noc"] if any(
         R.get(k, "proactive_noc") and R.get(k, "proactive_noc", f"sram{b}")
         for k in ks for b in sizes) else [])
 
@@ -638,6 +639,8 @@ def sram(R):
         wb = R.get(k, "wb")
         d = {"parallel": R.get(k, "parallel").roi / wb.roi}
         for p in protos:
+            if not (R.get(k, p) and all(R.get(k, p, f"sram{b}") for b in sizes)):
+                continue
             d[p] = {"4096": {"time": R.get(k, p).roi / wb.roi, "nack": nack(R.get(k, p))}}
             for b in sizes:
                 i = R.get(k, p, f"sram{b}")
@@ -645,8 +648,9 @@ def sram(R):
         data[k] = d
         rows.append([k, f"{d['parallel']:.2f}"] +
                     [c for p in protos for b in ["4096"] + [str(x) for x in sizes]
-                     for c in (f"{d[p][b]['time']:.2f}", f"{100 * d[p][b]['nack']:.1f} %")])
-    avg = {p: {b: mean(v[p][b]["time"] for v in data.values())
+                     for c in ((f"{d[p][b]['time']:.2f}", f"{100 * d[p][b]['nack']:.1f} %")
+                               if p in d else ("", ""))])
+    avg = {p: {b: mean(v[p][b]["time"] for v in data.values() if p in v)
                for b in ["4096"] + [str(x) for x in sizes]} for p in protos}
     rows.append(["**average**", f"**{mean(v['parallel'] for v in data.values()):.2f}**"] +
                 [c for p in protos for b in ["4096"] + [str(x) for x in sizes]
@@ -661,13 +665,20 @@ def sram(R):
         for b in [4096] + sizes:
             hdr += [f"{p} / WB ({b // 1024} KB)", f"refused ({b // 1024} KB)"]
     lines = md_table(hdr, rows)
+    if len(protos) > 1:
+        n = sum(1 for v in data.values() if "proactive_noc" in v)
+        lines_note = [f"(proactive_noc's average over the {n} kernels that have its runs)"]
+    else:
+        lines_note = []
+    lines += lines_note
     lines += ["", "(diktamo.sram_bytes: the Logging Unit's SRAM Log Buffer, Table II's 4 KB "
               "= 170 entries of 24 B; a full unit refuses an early REPL, \"refused\" = "
               "diktamo/nacks_received / diktamo/repls_sent, and the store asks again at the "
               "SB head)"] + R.note()
     plot = {"kind": "bars", "ylabel": "time / WB", "categories": ks,
             "series": dict({"parallel": [data[k]["parallel"] for k in ks]},
-                           **{f"{p} {b // 1024} KB": [data[k][p][str(b)]["time"] for k in ks]
+                           **{f"{p} {b // 1024} KB": [data[k][p][str(b)]["time"] if p in data[k]
+                                                       else None for k in ks]
                               for p in protos for b in [4096] + sizes}),
             "paper": {"proactive 4 KB": PAPER["proactive"]}}
     data = {"rows": data, "average": avg}
@@ -804,6 +815,12 @@ def fig17(R):
                  lines, data, plot)
 
 
+def short(status):
+    """A run's status, an error cut after its first clause (the table stays readable)."""
+    m = re.match(r"^(error: [^:]+: node \d+)", status)
+    return m.group(1) + " ..." if m else status
+
+
 def oracle(R):
     if not R.fail_all:
         raise Missing("no <kernel>-<protocol>-fail.h5")
@@ -816,7 +833,20 @@ def oracle(R):
              "t_f_us": (fail_time(i) or 0) / 1e6}
         data[f"{k}-{p}"] = d
         ok = d["diff_words"] == 0 and d["checks"] > 0 and i.status.startswith("complete")
-        rows.append([k, p, f"{d['t_f_us']:.0f}", i.status, d["checks"], d["words"],
+        rows.append([k, p, f"{d['t_f_us']:.0f}", short(i.status), d["checks"], d["words"],
+                     d["diff_words"], d["unrecoverable_words"], "pass" if ok else "**FAIL**"])
+    # runs kept aside under another name, <kernel>-<protocol>-fail-<why>.h5
+    for path in sorted(glob.glob(os.path.join(R.dir, "*-fail-*.h5"))):
+        name = os.path.basename(path)[:-3]
+        k, p, why = name.split("-", 3)[0], name.split("-", 3)[1], name.split("-", 3)[3]
+        i = RunInfo(path)
+        d = {"status": i.status, "checks": i.t("image/checks"), "words": i.t("image/words"),
+             "diff_words": i.t("image/diff_words"),
+             "unrecoverable_words": i.t("recovery/unrecoverable_words"),
+             "t_f_us": (fail_time(i) or 0) / 1e6}
+        data[name] = d
+        ok = d["diff_words"] == 0 and d["checks"] > 0 and i.status.startswith("complete")
+        rows.append([k, f"{p} ({why})", f"{d['t_f_us']:.0f}", short(i.status), d["checks"], d["words"],
                      d["diff_words"], d["unrecoverable_words"], "pass" if ok else "**FAIL**"])
     lines = md_table(["workload", "protocol", "T_f (us)", "status", "golden-image checks",
                       "words compared", "image/diff_words", "unrecoverable words", "oracle"], rows)
