@@ -438,6 +438,7 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	e->alive = engine_xcalloc((size_t)nranks, 1);
 	e->live = engine_xcalloc((size_t)nranks, sizeof *e->live);
 	e->last_heard = engine_xcalloc((size_t)nranks, sizeof *e->last_heard);
+	e->gone = engine_xcalloc((size_t)nranks, 1);
 	for (int r = 0; r < nranks; r++) {
 		e->alive[r] = 1;
 		e->live[r] = r;
@@ -480,6 +481,7 @@ void cxs_engine_free(struct cxs_engine *e)
 	free(e->alive);
 	free(e->live);
 	free(e->last_heard);
+	free(e->gone);
 	cxs_eq_destroy(&e->eq);
 	if (g_eng == e)
 		g_eng = NULL;

@@ -255,6 +255,7 @@ struct cxs_engine {
 	bool in_agreement;
 	struct decision last;      /* last applied decision */
 	double *last_heard;        /* wall time of the last message from each rank */
+	uint8_t *gone;             /* world ranks that said they were excluded while alive */
 	double t_start;
 	int kill_pending;          /* index into cfg.kills of the next injected kill, or -1 */
 	bool kill_fired;           /* agreed; lift the cap after the next reduction */

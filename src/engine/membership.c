@@ -57,7 +57,10 @@
  * decision which lists it as dead; that survivor answers EXCLUDED and the
  * excluded rank stops at once with exit status 75, as if it had failed — it
  * never continues with its own view. One that is listed dead in a DECIDE it
- * receives stops the same way.
+ * receives stops the same way. On its way out it tells every rank it still
+ * believed alive (GONE), so that the survivors record its failure with cause
+ * "excluded" (it was alive, only too slow) rather than "silent" (dead), if
+ * they hear it before the output is written.
  *
  * Why no MPI_Comm_create_group: it is blocking, and a rank dying while the
  * survivors are inside it hangs them all. The survivors' communicator here is
@@ -96,7 +99,20 @@ static _Noreturn void excluded(struct cxs_engine *e, int by)
 		"[rank %d] excluded by the survivors (told by rank %d): stopping as a failed rank\n",
 		e->rank, by);
 	fflush(stderr);
+	struct ctl_hdr gone = {.type = CTL_GONE, .from = (uint32_t)e->rank};
+	for (int r = 0; r < e->nranks; r++)
+		if (e->alive[r] && r != e->rank)
+			ctl_send(e, r, &gone, NULL, 0);
+	ctl_flush(e, GONE_FLUSH_S);
 	_exit(CXS_EXIT_EXCLUDED);
+}
+
+void membership_note_gone(struct cxs_engine *e, int src)
+{
+	e->gone[src] = 1;
+	for (size_t i = 0; i < e->nfailures; i++)
+		if (e->failures[i].rank == (uint32_t)src)
+			e->failures[i].cause = "excluded";
 }
 
 /*
@@ -189,7 +205,11 @@ static void apply_one(struct cxs_engine *e, uint64_t round, uint32_t leader, uin
 	if (has_result)
 		memcpy(e->last.result, result, result_words(e) * sizeof *result);
 	note_round(e, round);
+	size_t before = e->nfailures;
 	engine_on_decision(e);
+	for (size_t i = before; i < e->nfailures; i++)
+		if (e->gone[e->failures[i].rank])
+			e->failures[i].cause = "excluded";
 }
 
 /*
