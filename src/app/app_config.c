@@ -43,7 +43,7 @@ const struct cxs_cfg_key cxs_app_keys[] = {
 	  .doc = "Wall-clock seconds between updates of the progress line (see --quiet).",
 	  .min = 0.01, .max = 86400.0 },
 	{ .section = "output", .key = "file", .type = CXS_CFG_STRING, .def = "cxlsim-out.h5",
-	  .doc = "HDF5 file the run writes (--output); written as FILE.partial, then renamed." },
+	  .doc = "HDF5 file the run writes (--output); written as FILE.incomplete, then renamed." },
 	{ .section = "output", .key = "log_level", .type = CXS_CFG_ENUM, .def = "warn",
 	  .choices = "error|warn|info|debug",
 	  .doc = "Least severe log messages printed on stderr; -v and -vv raise it to info "

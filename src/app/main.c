@@ -49,6 +49,8 @@
 #include "cxlsim/memsys.h"
 #include "cxlsim/kthread.h"
 #include "cxlsim/phold.h"
+#include "cxlsim/publish.h"
+#include "cxlsim/utf8.h"
 #include "rank_map_priv.h"
 
 #ifndef CXLSIM_VERSION
@@ -174,7 +176,9 @@ static bool shell_safe(const char *arg)
 
 /*
  * argv joined with blanks, each argument that a shell would split or expand
- * single-quoted (' written as '\''), so the line can be pasted back.
+ * single-quoted (' written as '\''), so the line can be pasted back. The line
+ * is stored as UTF-8 in the output file, so an argument that is not UTF-8
+ * is stored with its stray bytes as \xNN (that one cannot be pasted back).
  */
 static char *join_command_line(int argc, char **argv)
 {
@@ -189,11 +193,23 @@ static char *join_command_line(int argc, char **argv)
 	p = s;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
+		char *shown = NULL;
 
+		if (!cxs_utf8_valid(a)) {
+			size_t n = 4 * strlen(a) + 1;
+
+			shown = malloc(n);
+			if (shown == NULL) {
+				free(s);
+				return NULL;
+			}
+			a = cxs_utf8_printable(shown, n, a);
+		}
 		if (i > 0)
 			*p++ = ' ';
 		if (shell_safe(a)) {
 			p = stpcpy(p, a);
+			free(shown);
 			continue;
 		}
 		*p++ = '\'';
@@ -204,6 +220,7 @@ static char *join_command_line(int argc, char **argv)
 				*p++ = *a;
 		}
 		*p++ = '\'';
+		free(shown);
 	}
 	*p = '\0';
 	return s;
@@ -315,6 +332,13 @@ static bool is_flag(const char *a, size_t len)
 	return false;
 }
 
+/* The first information option given is the one acted on. */
+static void set_action(struct options *o, enum action a)
+{
+	if (o->action == ACT_RUN)
+		o->action = a;
+}
+
 static int parse_args(struct app *app, int argc, char **argv, char *err, size_t errlen)
 {
 	struct options *o = &app->opt;
@@ -338,21 +362,23 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 			only_files = true;
 			continue;
 		}
+		/* An information option wins over a run, but the rest of the line is
+		 * still checked: "--help-config --bogus" is a mistake, not help. */
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			o->action = ACT_HELP;
-			return 0;
+			set_action(o, ACT_HELP);
+			continue;
 		}
 		if (strcmp(a, "--help-config") == 0) {
-			o->action = ACT_HELP_CONFIG;
-			return 0;
+			set_action(o, ACT_HELP_CONFIG);
+			continue;
 		}
 		if (strcmp(a, "--version") == 0) {
-			o->action = ACT_VERSION;
-			return 0;
+			set_action(o, ACT_VERSION);
+			continue;
 		}
 		if (strcmp(a, "--list-kernels") == 0) {
-			o->action = ACT_LIST_KERNELS;
-			return 0;
+			set_action(o, ACT_LIST_KERNELS);
+			continue;
 		}
 		if (strcmp(a, "--quiet") == 0) {
 			o->quiet = true;
@@ -369,8 +395,7 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 				} else if (*c == 'v') {
 					o->verbose++;
 				} else if (*c == 'h') {
-					o->action = ACT_HELP;
-					return 0;
+					set_action(o, ACT_HELP);
 				} else if (*c == 'o') {
 					name = "--output";
 					key = "output.file";
@@ -646,14 +671,15 @@ out:
 
 /*
  * Rank 0 will write the output unless it dies: find out now, not after the
- * run, that its directory does not take new files.
+ * run, that the file cannot be put there — the path is a directory or a
+ * device, or its directory takes no new file (cxs_publish_check creates the
+ * temporary file and removes it, which access(2) cannot stand in for: root
+ * may "write" to /proc).
  */
 static int check_output(struct app *app, char *err, size_t errlen)
 {
 	const char *path = cxs_config_str(app->cfg, "output", "file");
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int rc = 0;
+	char sub[ERR_MAX];
 
 	app->output_path = path;
 	if (path[0] == '\0') {
@@ -663,18 +689,12 @@ static int check_output(struct app *app, char *err, size_t errlen)
 	}
 	if (app->rank != 0)
 		return 0;
-	dir = slash == NULL ? strdup(".") : strndup(path, slash == path ? 1 : (size_t)(slash - path));
-	if (dir == NULL) {
-		cxs_set_err(err, errlen, "out of memory");
+	if (cxs_publish_check(path, sub, sizeof(sub)) != 0) {
+		cxs_set_err(err, errlen, "%s: output.file: %s",
+			 cxs_config_origin(app->cfg, "output", "file"), sub);
 		return -1;
 	}
-	if (access(dir, W_OK | X_OK) != 0) {
-		cxs_set_err(err, errlen, "%s: output.file: cannot create %s in directory %s: %s",
-			 cxs_config_origin(app->cfg, "output", "file"), path, dir, strerror(errno));
-		rc = -1;
-	}
-	free(dir);
-	return rc;
+	return 0;
 }
 
 /* Cross-key checks, then every field of the engine's configuration. */
@@ -796,16 +816,28 @@ static bool agree_config(const struct app *app, char *err, size_t errlen)
 	return true;
 }
 
+/*
+ * "cxlsim: MSG" on stderr as one line of valid UTF-8: a line break becomes a
+ * blank, and bytes a user typed that are not UTF-8, or control characters,
+ * become \xNN (utf8.h), whichever code made the message.
+ */
+static void print_error_line(const char *msg)
+{
+	char line[4 * ERR_MAX], flat[ERR_MAX];
+
+	snprintf(flat, sizeof(flat), "%s", msg);
+	for (char *p = flat; *p != '\0'; p++) {
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	}
+	fprintf(stderr, "cxlsim: %s\n", cxs_utf8_printable(line, sizeof(line), flat));
+}
+
 /* Prints a user's error as one line on rank 0; every rank exits with EXIT_USAGE. */
 static int report(const struct app *app, char *err)
 {
-	if (app->rank == 0) {
-		for (char *p = err; *p != '\0'; p++) {
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-		}
-		fprintf(stderr, "cxlsim: %s\n", err[0] != '\0' ? err : "cannot start the run");
-	}
+	if (app->rank == 0)
+		print_error_line(err[0] != '\0' ? err : "cannot start the run");
 	return EXIT_USAGE;
 }
 
@@ -861,7 +893,7 @@ out:
 static int summarise(const struct app *app, const struct cxs_run_result *res, int status)
 {
 	if (app->write_failed)
-		fprintf(stderr, "cxlsim: %s\n", app->write_err);
+		print_error_line(app->write_err);
 	if (res->writer) {
 		double rate = res->loop_wall_s > 0 ? (double)res->committed / res->loop_wall_s : 0;
 

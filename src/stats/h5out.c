@@ -8,9 +8,9 @@
  * the writer, and no MPI call is made (the unit tests run it without
  * MPI_Init).
  *
- * Atomic publication: everything goes to "<path>.partial", which is closed
- * (flushed) and then rename()d over <path>; on any failure the partial file is
- * removed. A reader therefore sees either no file, an older file, or a
+ * Atomic publication (publish.c): everything goes to "<path>.incomplete",
+ * which is closed, flushed to disk and then rename()d over <path>; on any
+ * failure the temporary file is removed. A reader therefore sees either no file, an older file, or a
  * complete one — never a torn one. Whether the *run* succeeded is the root
  * attribute `status`, not the file's existence.
  *
@@ -33,6 +33,7 @@
  * would make H5Fclose fail loudly instead of silently keeping the file open.
  */
 #include "cxlsim/h5out.h"
+#include "cxlsim/publish.h"
 
 #include <hdf5.h>
 
@@ -586,7 +587,7 @@ int cxs_h5_write(const char *path, const struct cxs_run_record *rec, char *err, 
 	void *old_data = NULL;
 	int restore_auto = 0;
 	hid_t fapl = -1, file = -1;
-	char *partial = NULL;
+	char *partial = NULL, why[512];
 
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
@@ -596,13 +597,11 @@ int cxs_h5_write(const char *path, const struct cxs_run_record *rec, char *err, 
 	}
 	if (check_record(&w, rec) < 0)
 		goto out;
-	partial = malloc(strlen(path) + sizeof(".partial"));
+	partial = cxs_publish_begin(path);
 	if (partial == NULL) {
 		fail_plain(&w, "out of memory");
 		goto out;
 	}
-	strcpy(partial, path);
-	strcat(partial, ".partial");
 
 	/* Our caller gets one line, not HDF5's stack dump on stderr. */
 	if (H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data) < 0 ||
@@ -646,8 +645,8 @@ int cxs_h5_write(const char *path, const struct cxs_run_record *rec, char *err, 
 		goto out;
 	}
 	file = -1;
-	if (rename(partial, path) != 0) {
-		fail_plain(&w, "cannot rename %s to %s: %s", partial, path, strerror(errno));
+	if (cxs_publish_commit(partial, path, why, sizeof(why)) != 0) {
+		fail_plain(&w, "%s", why);
 		goto out;
 	}
 out:
@@ -656,7 +655,7 @@ out:
 	close_id(&w, &w.gcpl, H5Pclose, "group properties");
 	close_id(&w, &w.str_type, H5Tclose, "string type");
 	if (w.failed && partial != NULL)
-		remove(partial); /* may never have been created: ENOENT is fine */
+		cxs_publish_abort(partial); /* may never have been created: ENOENT is fine */
 	if (restore_auto)
 		H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
 	free(partial);

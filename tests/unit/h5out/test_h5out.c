@@ -4,7 +4,7 @@
  * checking the documented layout: root attributes and their types, /engine
  * columns, /nodes tables and per-node counters and histograms with their
  * attributes, /failures rows; then the failure behaviour: one-line messages
- * naming the path, no file and no .partial left behind, no leaked HDF5 ids,
+ * naming the path, no file and no temporary file left behind, no leaked HDF5 ids,
  * and HDF5's automatic error printing restored afterwards.
  *
  * No MPI_Init: the writer uses the sec2 driver of Debian's parallel HDF5 build
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cxlsim/h5out.h"
+#include "cxlsim/publish.h"
 #include "cxlsim/stats.h"
 #include "unit_suites.h"
 
@@ -280,7 +281,7 @@ START_TEST(test_root_attrs)
 	double wall;
 
 	write_ok();
-	snprintf(partial, sizeof(partial), "%s.partial", fx.path);
+	snprintf(partial, sizeof(partial), "%s" CXS_PUBLISH_SUFFIX, fx.path);
 	ck_assert(exists(fx.path));
 	ck_assert(!exists(partial));
 	ck_assert_int_eq(dir_entries(fx.dir), 1);
@@ -527,7 +528,7 @@ START_TEST(test_replaces_old_file_and_stale_partial)
 	FILE *fp;
 	hid_t f;
 
-	snprintf(partial, sizeof(partial), "%s.partial", fx.path);
+	snprintf(partial, sizeof(partial), "%s" CXS_PUBLISH_SUFFIX, fx.path);
 	fp = fopen(partial, "w");
 	ck_assert_ptr_nonnull(fp);
 	fputs("stale", fp);
