@@ -6,8 +6,9 @@
  * Thread t replays the file made from the path pattern with t in place of
  * "%u" (workload.trace, e.g. "traces/core%u.trace"); a pattern without "%u"
  * gives every thread the same file. Every file is opened and its trailer
- * checked before the run starts, so a missing or damaged trace stops the run
- * at once with the file's name; damage found later (a block that does not
+ * checked before the run starts, so a missing or damaged trace, one that is
+ * not a regular file, or (with "%u") one whose header names another core than
+ * its thread, stops the run at once with the file's name; damage found later (a block that does not
  * inflate) stops it with the block and record.
  *
  * Addresses. A trace from a real program (valgrind lackey) carries that
@@ -29,8 +30,11 @@
 #include "cxlsim/trace.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #define CXL_WINDOW (UINT64_C(1) << 40)
 
@@ -56,15 +60,33 @@ static int build_trace(struct cxs_kimage *img, char *err, size_t errlen)
 		snprintf(err, errlen, "size (KiB of each region) must be 4..16777216");
 		return -1;
 	}
+	bool per_core = strstr(img->info, "%u") != NULL;
 	for (uint32_t t = 0; t < img->nthreads; t++) {
 		char path[1024], why[CXS_TRACE_ERR_MAX];
+		struct stat sb;
 		trace_path(img, t, path, sizeof path);
+		/* Opened here and again by the thread: a FIFO would be empty (or block
+		 * for ever) the second time, so only files are traces. */
+		if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+			snprintf(err, errlen, "thread %u: %s: not a regular file (%s): a trace is read "
+				 "twice, to check it and to replay it", t, path,
+				 S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" :
+				 "a device or socket");
+			return -1;
+		}
 		struct cxs_trace_reader *r = cxs_trace_reader_open(path, why, sizeof why);
 		if (!r) {
 			snprintf(err, errlen, "thread %u: %s", t, why);
 			return -1;
 		}
+		uint32_t core = cxs_trace_reader_core(r);
 		cxs_trace_reader_close(r);
+		if (per_core && core != t) {
+			snprintf(err, errlen, "thread %u: %s: the trace was made for core %" PRIu32
+				 " (its header's core_id), not core %u: wrong file or wrong --core "
+				 "given to cxlsim-trace", t, path, core, t);
+			return -1;
+		}
 	}
 	img->shared_bytes = img->size * 1024;
 	img->private_bytes = img->size * 1024;
