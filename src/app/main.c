@@ -56,6 +56,7 @@
 #include "cxlsim/utf8.h"
 #include "cxlsim/startup.h"
 #include "lifecycle_priv.h"
+#include "mem_estimate_priv.h"
 #include "rank_map_priv.h"
 
 #ifndef CXLSIM_VERSION
@@ -105,6 +106,7 @@ struct app {
 	bool write_failed;          /* the output callback failed on this rank */
 	size_t nfailures;           /* ranks' nodes lost during the run */
 	bool peers_lost;            /* some rank never arrived at the start */
+	uint64_t rss_before;        /* resident bytes before validate (mem_estimate.c) */
 	char write_err[ERR_MAX];
 };
 
@@ -702,6 +704,52 @@ static int check_output(struct app *app, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The run's memory estimate (mem_estimate.c) against this host and this
+ * process's limits, once the model is configured: what configure built is
+ * measured (resident size now, less before validate), the rest estimated.
+ */
+static int check_memory(struct app *app, char *err, size_t errlen)
+{
+	const struct cxs_engine_config *e = &app->ecfg;
+	struct mem_estimate m;
+	struct mem_host h;
+	uint32_t nlocal = 0;
+	uint64_t configured;
+
+	mem_host_probe(&h, app->nranks);
+	configured = h.rss_bytes > app->rss_before ? h.rss_bytes - app->rss_before : 0;
+	switch ((enum app_model)cxs_config_enum(app->cfg, "engine", "model")) {
+	case APP_MODEL_PHOLD:
+		mem_estimate_phold(&app->phold, &m);
+		break;
+	case APP_MODEL_MEMSYS:
+		mem_estimate_memsys(app->cfg, e->nnodes, configured, &m);
+		break;
+	case APP_MODEL_AXLE:
+		mem_estimate_axle(e->nnodes, configured, &m);
+		break;
+	default:
+		return 0;
+	}
+	for (uint32_t n = 0; n < e->nnodes; n++)
+		nlocal += node_rank(app, n) == (uint32_t)app->rank;
+	if (app->rank == 0 && cxs_log_level >= CXS_LOG_INFO) {
+		char f[MEM_NPARTS][32], rss[32];
+		for (int i = 0; i < MEM_NPARTS; i++)
+			mem_format(m.part[i], f[i], sizeof(f[i]));
+		mem_format(h.rss_bytes, rss, sizeof(rss));
+		cxs_log(CXS_LOG_INFO, 0,
+			"memory estimate: nodes %s, events %s, caches %s, memory %s, output %s; "
+			"in use now %s per rank, %u rank(s) on this host",
+			f[MEM_NODES], f[MEM_EVENTS], f[MEM_CACHES], f[MEM_MEMORY], f[MEM_OUTPUT], rss,
+			h.local_ranks);
+	}
+	if (!cxs_config_bool(app->cfg, "engine", "memory_check"))
+		return 0;
+	return mem_check(&m, &h, e->nnodes, nlocal, err, errlen);
+}
+
 /* Cross-key checks, then every field of the engine's configuration. */
 static int validate(struct app *app, char *err, size_t errlen)
 {
@@ -756,7 +804,7 @@ static int validate(struct app *app, char *err, size_t errlen)
 	if (level < CXS_LOG_WARN + app->opt.verbose)
 		level = CXS_LOG_WARN + app->opt.verbose;
 	cxs_log_level = level < CXS_LOG_DEBUG ? level : CXS_LOG_DEBUG;
-	return 0;
+	return check_memory(app, err, errlen);
 }
 
 /*
@@ -943,8 +991,14 @@ static int cxlsim(struct app *app, int argc, char **argv)
 	bool failed;
 	int status;
 
-	failed = parse(app, argc, argv, err, sizeof(err)) != 0 ||
-		 (app->opt.action == ACT_RUN && validate(app, err, sizeof(err)) != 0);
+	failed = parse(app, argc, argv, err, sizeof(err)) != 0;
+	if (!failed && app->opt.action == ACT_RUN) {
+		struct mem_host h;
+
+		mem_host_probe(&h, app->nranks);
+		app->rss_before = h.rss_bytes;
+		failed = validate(app, err, sizeof(err)) != 0;
+	}
 	if ((status = agree_start(app, failed, err, sizeof(err))) != 0)
 		return status;
 	if (app->opt.action != ACT_RUN)

@@ -75,6 +75,13 @@
 
 int cxs_log_level = CXS_LOG_WARN;
 static struct cxs_engine *g_eng; /* for log lines and bug reports */
+/*
+ * Address space given back before MPI_Abort: when the run has exhausted its
+ * memory (RLIMIT_AS), MPI_Abort itself needs some to tell mpirun, and without
+ * it segfaulted instead (exit 139; issue 13, item 6).
+ */
+#define ABORT_RESERVE_BYTES (64u << 20)
+static void *abort_reserve;
 
 /* ---- logging and errors ------------------------------------------------ */
 
@@ -107,6 +114,8 @@ _Noreturn void cxs_bug_at(const struct cxs_lp *lp, const char *file, int line, c
 	va_end(ap);
 	fputc('\n', stderr);
 	fflush(stderr);
+	free(abort_reserve);
+	abort_reserve = NULL;
 	MPI_Abort(MPI_COMM_WORLD, 70);
 	abort();
 }
@@ -128,7 +137,8 @@ void *engine_xcalloc(size_t n, size_t sz)
 {
 	void *p = calloc(n ? n : 1, sz ? sz : 1);
 	if (!p)
-		cxs_bug(NULL, "out of memory (%zu x %zu bytes)", n, sz);
+		cxs_bug(NULL, "out of memory (%zu x %zu bytes): the run needs more memory than this "
+			"process may have (see the estimate with -v, engine.memory_check)", n, sz);
 	return p;
 }
 
@@ -373,6 +383,8 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 
 	struct cxs_engine *e = engine_xcalloc(1, sizeof *e);
 	g_eng = e;
+	if (!abort_reserve)
+		abort_reserve = malloc(ABORT_RESERVE_BYTES);
 	e->cfg = *cfg;
 	qsort(e->cfg.kills, e->cfg.nkills, sizeof e->cfg.kills[0], cmp_kill);
 	e->kill_pending = e->cfg.nkills ? 0 : -1;

@@ -9,6 +9,7 @@
  */
 #include "engine_priv.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,12 @@ static void absorb_blob(struct cxs_engine *e, struct gathered *g, const unsigned
 			cxs_bug(NULL, "malformed result blob from rank %u", h.rank);
 		g->node[bn.id] = bn;
 		cxs_stats_free(g->stats[bn.id]);
+		errno = 0;
 		g->stats[bn.id] = cxs_stats_unpack(b + off, bn.stats_len);
+		if (!g->stats[bn.id] && errno == ENOMEM)
+			cxs_bug(NULL, "out of memory unpacking the statistics of node %u (rank %u): "
+				"the writer holds every node's statistics at the end (see the estimate "
+				"with -v)", bn.id, h.rank);
 		if (!g->stats[bn.id])
 			cxs_bug(NULL, "corrupt statistics from rank %u node %u", h.rank, bn.id);
 		g->have[bn.id] = 1;
