@@ -5,6 +5,8 @@
 # Before, a signal simply killed the ranks: no output at all.
 # Usage: interrupt.sh MODE
 #   term     SIGTERM to the launch wrapper, np 4 (what a batch system does)
+#   ctrlc    SIGINT to the launch wrapper, np 4 (Ctrl-C): the wrapper hands the
+#            ranks SIGTERM, so they exit 143
 #   int      SIGINT to cxlsim run without mpirun (Ctrl-C at np 1): exit 130
 #   one      SIGTERM to rank 1 alone, np 3: every rank still stops together
 #   write    a second SIGTERM while the file is being written: the previous
@@ -50,8 +52,18 @@ term)
 	wait_end $mp 60
 	check_interrupted 143
 	;;
+ctrlc)
+	env --default-signal=INT "$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" "${LONG[@]}" >"$out.stdout" 2>"$out.stderr" &
+	mp=$!
+	for _ in $(seq 100); do pid_of_rank 3 >/dev/null && break; sleep 0.1; done
+	sleep 3
+	kill -INT $mp
+	wait_end $mp 60
+	check_interrupted 143
+	;;
 int)
-	"$CXLSIM" --quiet -o "$out" "${LONG[@]}" >"$out.stdout" 2>"$out.stderr" &
+	# (a background job of a script ignores SIGINT; a terminal's foreground one does not)
+	env --default-signal=INT "$CXLSIM" --quiet -o "$out" "${LONG[@]}" >"$out.stdout" 2>"$out.stderr" &
 	p=$!
 	sleep 3
 	kill -INT $p
