@@ -32,6 +32,7 @@
 #ifndef CXLSIM_ENGINE_H
 #define CXLSIM_ENGINE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,6 +117,12 @@ struct cxs_engine_config {
 	cxs_type_of_fn *type_of;
 	void *type_ctx;
 	const char *model;       /* recorded in the output */
+	/*
+	 * If not NULL: a signal number that a handler sets (SIGINT, SIGTERM) on
+	 * any rank; every rank then stops after the same window, the results are
+	 * written marked "interrupted", and the run's status is 128 + signal.
+	 */
+	const volatile sig_atomic_t *interrupt;
 };
 
 /* What a run reports back to the caller (valid on every surviving rank). */
@@ -127,6 +134,7 @@ struct cxs_run_result {
 	double loop_wall_s;       /* wall time of the event loop on this rank */
 	cxs_time final_time;       /* time of the last event handled (writer) */
 	size_t nfailures;
+	int interrupted;          /* the signal that stopped the run, or 0 */
 };
 
 struct cxs_engine;

@@ -25,6 +25,18 @@
  * calls on a message and a path prepared beforehand. After MPI_Init, the
  * bounded exchange of startup.c takes over.
  *
+ * Interrupts. Once the run has started, the first SIGINT or SIGTERM only sets
+ * a flag; the engine puts it into the next window's reduction, so every rank
+ * stops after the same window and the results are written as a complete,
+ * readable file whose status says "interrupted" and up to which simulated
+ * time every event was handled; the exit status is 128 + the signal (130,
+ * 143). Under the wrapper, Ctrl-C reaches the ranks as SIGTERM from the
+ * wrapper (mpirun itself would SIGKILL them a second later). A second signal ends the
+ * process at once; if it falls into the write, the handler removes the
+ * temporary file first (publish.h), so the previous file stays and nothing
+ * unreadable is left. Before the run the default action stays: nothing is
+ * worth saving yet, and the start-up bound covers the others.
+ *
  * Finalize guard. MPI_Finalize ends with a fence over every process of the
  * job; after a rank died, Open MPI 4.1 intermittently waits for it forever
  * (seen in the kill tests, every rank asleep in ompi_mpi_finalize). By then
@@ -46,6 +58,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cxlsim/publish.h"
 #include "cxlsim/startup.h"
 
 #define FINALIZE_GUARD_AFTER_FAILURE_S 3u
@@ -142,6 +155,36 @@ void lifecycle_report_status(int rank, int rc)
 
 	snprintf(text, sizeof(text), "%d\n", rc);
 	write_file("rank", rank, text);
+}
+
+static volatile sig_atomic_t interrupt_sig;
+
+static void on_interrupt(int sig)
+{
+	if (interrupt_sig) {
+		static const char msg[] = "cxlsim: second signal: stopping at once\n";
+		cxs_publish_remove_pending();
+		ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		(void)w;
+		_exit(128 + sig);
+	}
+	interrupt_sig = sig;
+}
+
+const volatile sig_atomic_t *lifecycle_catch_interrupts(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	/* An ignored SIGINT stays ignored: that is how a shell protects its
+	 * background jobs from the Ctrl-C meant for the foreground. */
+	if (sigaction(SIGINT, NULL, &old) != 0 || old.sa_handler != SIG_IGN)
+		sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	return &interrupt_sig;
 }
 
 static void finalize_guard(int sig)

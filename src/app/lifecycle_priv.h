@@ -6,6 +6,7 @@
 #ifndef CXLSIM_LIFECYCLE_PRIV_H
 #define CXLSIM_LIFECYCLE_PRIV_H
 
+#include <signal.h>
 
 /* Before MPI_Init: writes started-R and arms the watchdog on MPI_Init. */
 void lifecycle_before_init(void);
@@ -13,6 +14,12 @@ void lifecycle_before_init(void);
 void lifecycle_after_init(void);
 /* This rank has come to the meeting before the run (startup.h): writes arrived-R. */
 void lifecycle_arrived(int rank);
+/*
+ * From now on SIGINT and SIGTERM ask the run to stop: the first sets the
+ * returned flag (the signal number), which the engine reads every window; a
+ * second ends the process at once, removing a half-written output file.
+ */
+const volatile sig_atomic_t *lifecycle_catch_interrupts(void);
 /* Writes this rank's exit status for the wrapper (rank-R). */
 void lifecycle_report_status(int rank, int rc);
 /*

@@ -1004,6 +1004,7 @@ static int cxlsim(struct app *app, int argc, char **argv)
 	if (app->opt.action != ACT_RUN)
 		return print_info(app);
 
+	app->ecfg.interrupt = lifecycle_catch_interrupts();
 	eng = cxs_engine_new(&app->ecfg, err, sizeof(err)); /* collective: one verdict */
 	if (eng == NULL)
 		return report(app, err);

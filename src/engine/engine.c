@@ -51,6 +51,14 @@
  * arrives, else dropped (counted as lost_batches): each of its messages is
  * treated one way by everyone, because only its destination ever sees it.
  *
+ * Interrupts. cfg.interrupt (set by a signal handler, src/app/lifecycle.c)
+ * goes into every window's reduction as a MAX, like an abort code: whichever
+ * rank was signalled, all see it in the same result and stop after that
+ * window, at which point every event below its global minimum has been
+ * handled; the output is written as usual with status "interrupted". A rank
+ * alone (np 1, or the last survivor) runs to the end in one window, so it
+ * also looks at the flag every SERVICE_EVERY_EVENTS events.
+ *
  * Output (output.c). At the end every live rank sends its nodes' counters and
  * its engine figures to the writer (the lowest live rank), which builds the
  * run record, calls the caller's output function, and releases the others.
@@ -689,6 +697,9 @@ static void process_window(struct cxs_engine *e)
 		cxs_eq_release(&e->eq, slot);
 		e->fig.events++;
 		if (++n % SERVICE_EVERY_EVENTS == 0) {
+			/* Alone, the run is one window: an interrupt cannot wait for its end. */
+			if (e->nlive == 1 && e->cfg.interrupt && *e->cfg.interrupt)
+				break;
 			/* Answer pings and agreements while busy (comm.c, "Liveness"). */
 			double now = comm_now();
 			if (now - last_service > SERVICE_INTERVAL_S) {
@@ -717,6 +728,7 @@ static void build_contrib(struct cxs_engine *e)
 										<< (e->rank % 64);
 	}
 	red_max(&e->rl, v)[RED_MAX_ABORT] = (uint64_t)e->abort_code;
+	red_max(&e->rl, v)[RED_MAX_INTERRUPT] = e->cfg.interrupt ? (uint64_t)*e->cfg.interrupt : 0;
 	red_sum(&e->rl, v)[RED_SUM_COMMITTED] = e->fig.events; /* = sum of our nodes' counts */
 	red_sum(&e->rl, v)[RED_SUM_REMOTE] = e->fig.remote_msgs;
 }
@@ -875,6 +887,9 @@ static void run_windows(struct cxs_engine *e)
 		e->gmin = gmin;
 		if (gmin >= e->cfg.end_time)
 			break;
+		/* A signal on any rank: all stop here, every event below gmin handled. */
+		if ((e->interrupted = (int)red_max(&e->rl, e->result)[RED_MAX_INTERRUPT]) != 0)
+			break;
 		if (e->kill_pending >= 0 && !e->kill_fired) {
 			const struct cxs_kill *k = &e->cfg.kills[e->kill_pending];
 			if (gmin >= k->time && hosts_node(e, k->node) && e->node_alive[k->node])
@@ -916,6 +931,9 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 	}
 	int rc = engine_gather_and_write(e, res, out, ctx);
 	res->status = e->abort_code ? e->abort_code : rc;
+	res->interrupted = e->interrupted;
+	if (!res->status && e->interrupted)
+		res->status = 128 + e->interrupted;
 	res->loop_wall_s = e->fig.loop_wall_s;
 	res->nfailures = e->nfailures;
 	return res->status;

@@ -10,6 +10,7 @@
 #include "engine_priv.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,13 +203,23 @@ static int write_output(struct cxs_engine *e, struct gathered *g, struct cxs_run
 	char status[320];
 	if (abort_code)
 		snprintf(status, sizeof status, "error: %s", abort_msg ? abort_msg : "model error");
+	else if (e->interrupted) {
+		double t = (double)e->gmin;
+		const char *unit = t >= 1e12 ? "s" : t >= 1e9 ? "ms" : t >= 1e6 ? "us" : "ns";
+		double div = t >= 1e12 ? 1e12 : t >= 1e9 ? 1e9 : t >= 1e6 ? 1e6 : 1e3;
+		snprintf(status, sizeof status,
+			 "interrupted (%s): complete up to %.6g %s of simulated time (every event "
+			 "before it handled)", e->interrupted == SIGINT ? "SIGINT" :
+			 e->interrupted == SIGTERM ? "SIGTERM" : "signal", t / div, unit);
+	}
 	else
 		snprintf(status, sizeof status, "%s",
 			 e->nfailures ? "complete-with-failures" : "complete");
 	res->checksum = run_checksum(e, g);
 	res->committed = committed;
 	struct cxs_run_record rec = {
-		.model = e->cfg.model, .status = status, .exit_status = abort_code,
+		.model = e->cfg.model, .status = status,
+		.exit_status = abort_code ? abort_code : e->interrupted ? 128 + e->interrupted : 0,
 		.nranks = (uint32_t)R, .seed = e->cfg.seed, .checksum = res->checksum,
 		.end_time_ps = e->cfg.end_time, .final_time_ps = res->final_time,
 		.wall_seconds = comm_now() - e->t_start, .ncolumns = sizeof cols / sizeof cols[0],
