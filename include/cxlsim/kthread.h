@@ -24,6 +24,14 @@
  * more first waits for the oldest (a program that issues loads and never gets
  * them is therefore fine: it simply stalls when the window is full).
  *
+ * A program that does not need a value itself but computes an address from
+ * it — a replayed trace, whose records say which load an address came from —
+ * hands the dependency to the core instead of waiting: cxs_kt_ld_dep issues a
+ * load that the core holds until load `dep` has its value, while the program
+ * (and the core's frontend) go on with later, independent operations, as an
+ * out-of-order core does; cxs_kt_store_dep does the same for a store, and can
+ * make the stored value the producer's value plus a constant.
+ *
  * Synchronisation is real memory traffic on shared lines, never a simulator
  * shortcut: cxs_kt_lock is test-and-test-and-set with an atomic swap and
  * exponential back-off; cxs_kt_barrier is a sense-reversing barrier built on
@@ -52,9 +60,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cxlsim/config.h"
+
 #define CXS_KT_MAX_INFLIGHT 128 /* loads issued and not yet got, per thread */
 
 struct cxs_kt;
+struct cxs_config;
 
 /* Layout and initial contents of a kernel's memory, built the same way on every rank. */
 struct cxs_kimage {
@@ -66,7 +77,8 @@ struct cxs_kimage {
 	uint8_t *shared;        /* initial contents of the shared (CXL) region */
 	uint64_t shared_bytes;  /* multiple of 64 */
 	uint64_t private_bytes; /* per thread, in the CN's local memory; starts zeroed */
-	void *info;             /* kernel-specific layout, freed with free() */
+	void *info;             /* kernel-specific layout, freed with info_free or free() */
+	void (*info_free)(void *info);
 };
 
 typedef void cxs_kt_main_fn(struct cxs_kt *kt);
@@ -83,11 +95,21 @@ struct cxs_kernel {
 	 */
 	int (*build)(struct cxs_kimage *img, char *err, size_t errlen);
 	cxs_kt_main_fn *run;
+	/*
+	 * Optional, before build: reads the kernel's own configuration keys
+	 * into img->info. -1 with a message naming the file, line and key.
+	 */
+	int (*configure)(const struct cxs_config *cfg, struct cxs_kimage *img, char *err,
+			 size_t errlen);
 };
 
 /* Built-in kernels, NULL-terminated (src/workload/kernels.c). */
 extern const struct cxs_kernel *const cxs_kernels[];
 const struct cxs_kernel *cxs_kernel_find(const char *name);
+/* The trace kernel's [trace] keys (trace_program.c), registered by the application. */
+extern const struct cxs_cfg_key cxs_trace_replay_keys[];
+extern const size_t cxs_trace_replay_nkeys;
+extern const struct cxs_key_table cxs_trace_replay_key_table;
 void cxs_kimage_free(struct cxs_kimage *img);
 
 /* ---- the program side ---------------------------------------------------- */
@@ -102,6 +124,19 @@ uint64_t cxs_kt_private(const struct cxs_kt *kt); /* address of this thread's pr
 uint64_t cxs_kt_rand(struct cxs_kt *kt);
 
 uint32_t cxs_kt_ld(struct cxs_kt *kt, uint64_t addr, uint8_t size);
+/*
+ * Dataflow in the core (above). dep is a handle of this program issued at
+ * most CXS_KT_MAX_INFLIGHT handles ago (older ones have their values: no
+ * wait), or CXS_KT_NO_DEP. cxs_kt_store_dep: the store waits for adep before
+ * its address is known; with vdep != CXS_KT_NO_DEP the value stored is
+ * value + vdep's value (modulo 2^(8 size)).
+ */
+#define CXS_KT_NO_DEP UINT32_MAX
+uint32_t cxs_kt_ld_dep(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t dep);
+void cxs_kt_store_dep(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value,
+		      uint32_t adep, uint32_t vdep);
+/* Is handle h still one this program can name as a dependency (not yet reused)? */
+bool cxs_kt_handle_live(const struct cxs_kt *kt, uint32_t h);
 uint64_t cxs_kt_get(struct cxs_kt *kt, uint32_t h);
 uint64_t cxs_kt_load(struct cxs_kt *kt, uint64_t addr, uint8_t size);
 void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value);
@@ -110,13 +145,25 @@ uint64_t cxs_kt_fetch_add(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64
 void cxs_kt_fence(struct cxs_kt *kt);
 void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions);
 
-/* A lock word (8 bytes, its own line is best): 0 free, 1 held. */
-void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr);
+/*
+ * A lock word (8 bytes, its own line is best): 0 free, else the holder's
+ * thread id + 1. A lock whose holder is a dead thread (failed_cns) is taken
+ * over as if free — the swap that takes it returns the dead holder — and
+ * the call returns true: the critical section the dead thread left may be
+ * half done, and the caller may repair what it protects (robust mutexes'
+ * EOWNERDEAD). Otherwise false.
+ */
+bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr);
 void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr);
 /*
  * A barrier of n threads at addr: 16 bytes (count word, then sense word),
  * zero-initialised, reusable. Each thread keeps its own sense (in its
- * context), so one barrier object serves any number of episodes.
+ * context), so one barrier object serves any number of episodes. With up
+ * to 64 threads (ids 0 .. n-1) the count word is a mask of the threads
+ * arrived (each adds its own bit), so that after a failure the barrier
+ * shrinks to the live threads: the episode ends when every live thread has
+ * arrived, whether the dead ones had or not, and a waiting thread that
+ * learns of a failure looks again (the lowest live one releases).
  */
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n);
 
@@ -134,7 +181,12 @@ const uint8_t *cxs_kt_reference(const struct cxs_kt *kt);
  * stops the run (cxs_kt_fail). Does nothing without a reference.
  */
 void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len);
-/* Stops the run: the workload found a wrong result. Does not return. */
+/*
+ * Stops the run: the workload found a wrong result. Does not return. After
+ * a failure (failed_cns) the program's checks are waived — a kernel whose
+ * result needs all threads cannot produce it — and the thread just ends;
+ * cxs_kt_waived says how many checks were, and the first one's message.
+ */
 void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 /* Adds to a per-thread result counter (stored in HDF5 as workload/<name>). */
@@ -188,7 +240,10 @@ struct cxs_kop {
 	uint16_t pad;
 	uint32_t n;       /* COMPUTE: instructions; LOAD/SWAP/FETCH_ADD/WAIT: handle */
 	uint64_t addr;
-	uint64_t value;   /* STORE, SWAP: the value; FETCH_ADD: the addend */
+	uint64_t value;   /* STORE, SWAP: the value; FETCH_ADD: the addend; STORE with
+			     vdep: the constant added to vdep's value */
+	uint32_t adep;    /* LOAD, STORE: the address waits for this handle (CXS_KT_NO_DEP) */
+	uint32_t vdep;    /* STORE: value += this handle's value (CXS_KT_NO_DEP: none) */
 };
 
 struct cxs_kt_params {
@@ -198,6 +253,16 @@ struct cxs_kt_params {
 	uint32_t id;
 	uint64_t shared_base, private_base;
 	size_t stack_bytes;       /* 0: 256 KiB */
+	/*
+	 * The runtime's view of failed CNs (bit per CN; NULL: none ever), which
+	 * the CN's node updates when it learns of a failure (after recovery
+	 * under DIKTAMO); thread t is on CN t / cores_per_cn. With it, locks
+	 * held by dead threads are taken over, barriers shrink to the live
+	 * threads, and the program's own checks are waived (the run's golden
+	 * image check replaces them): see cxs_kt_lock, cxs_kt_barrier.
+	 */
+	const uint64_t *failed_cns;
+	uint32_t cores_per_cn;
 };
 
 /* NULL with a message when out of memory. */
@@ -213,6 +278,12 @@ void cxs_kt_loaded(struct cxs_kt *kt, uint32_t h, uint64_t value);
 /* Has handle h's value been given (cxs_kt_loaded)? */
 bool cxs_kt_ready(const struct cxs_kt *kt, uint32_t h);
 const char *cxs_kt_error(const struct cxs_kt *kt);
+/* Checks waived after a failure (cxs_kt_fail, cxs_kt_check_words), and the first one's message. */
+uint64_t cxs_kt_waived(const struct cxs_kt *kt, const char **first);
+/* The failed CNs the runtime knows of (bit per CN; 0: none). */
+uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt);
+/* Locks this thread took over from dead holders. */
+uint64_t cxs_kt_takeovers(const struct cxs_kt *kt);
 /* Result counters: the i-th name and its value; NULL past the last. */
 const char *cxs_kt_result_at(const struct cxs_kt *kt, size_t i, uint64_t *value);
 
@@ -223,5 +294,20 @@ const char *cxs_kt_result_at(const struct cxs_kt *kt, size_t i, uint64_t *value)
  */
 int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 		      uint8_t **final_image, char *err, size_t errlen);
+/* The same, also giving each thread's count of memory operations (mem_ops[nthreads]). */
+int cxs_kt_run_native_ops(const struct cxs_kernel *k, const struct cxs_kimage *img,
+			  uint8_t **final_image, uint64_t *mem_ops, char *err, size_t errlen);
+/* Loads, stores and atomics the program has issued so far (either backend). */
+uint64_t cxs_kt_mem_ops(const struct cxs_kt *kt);
+
+/* What a thread spins on now, if anything (failure reports, recovery). */
+enum cxs_kt_wait_kind { CXS_KT_NO_WAIT = 0, CXS_KT_WAIT_LOCK, CXS_KT_WAIT_BARRIER };
+struct cxs_kt_wait {
+	enum cxs_kt_wait_kind kind;
+	uint64_t addr;   /* the lock word or barrier */
+	uint32_t n;      /* barrier: its thread count */
+	uint32_t holder; /* lock: the thread last seen holding it (UINT32_MAX: not seen yet) */
+};
+void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w);
 
 #endif /* CXLSIM_KTHREAD_H */
