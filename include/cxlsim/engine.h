@@ -234,6 +234,13 @@ uint32_t cxs_lp_id(const struct cxs_lp *lp);
 uint32_t cxs_lp_count(const struct cxs_lp *lp);
 cxs_time cxs_lookahead(const struct cxs_lp *lp);
 cxs_time cxs_end_time(const struct cxs_lp *lp);
+/*
+ * The signal that stopped the run early (SIGINT, SIGTERM; agreed by every
+ * rank), or 0. In finalize: checks that the run reached its end (every core
+ * finished, the final image, end-of-run protocol checks) do not apply to an
+ * interrupted run, whose status says how far it got.
+ */
+int cxs_run_interrupted(const struct cxs_lp *lp);
 struct cxs_stats *cxs_lp_stats(struct cxs_lp *lp);
 /* The model instance the run was configured with (cxs_engine_config.type_ctx). */
 void *cxs_lp_ctx(const struct cxs_lp *lp);

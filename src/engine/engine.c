@@ -231,6 +231,10 @@ cxs_time cxs_end_time(const struct cxs_lp *lp)
 {
 	return lp->eng->cfg.end_time;
 }
+int cxs_run_interrupted(const struct cxs_lp *lp)
+{
+	return lp->eng->interrupted;
+}
 struct cxs_stats *cxs_lp_stats(struct cxs_lp *lp)
 {
 	return lp->stats;

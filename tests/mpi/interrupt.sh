@@ -11,6 +11,9 @@
 #   one      SIGTERM to rank 1 alone, np 3: every rank still stops together
 #   write    a second SIGTERM while the file is being written: the previous
 #            file stays as it was and no temporary file is left
+#   memsys   SIGTERM to the wrapper, np 2, a kernel on the memory system: an
+#            unfinished workload is not an error when interrupted (the end-of-run
+#            checks do not apply), the file says interrupted
 . "$(dirname "$0")/common.sh"
 mode=${1:?mode}
 out="$WORK/i.h5"
@@ -97,6 +100,17 @@ write)
 	[ ! -e "$out.incomplete" ] || { echo "the temporary file was left behind"; exit 1; }
 	/usr/bin/python3 "$SRC/tests/mpi/h5check.py" status "$out" complete
 	echo "second signal during the write: previous file intact, nothing left"
+	;;
+memsys)
+	"$MPIRUN" -np 2 "$CXLSIM" --quiet -o "$out" "$SRC/inputs/wb-16x4.ini" \
+		--set workload.kernel=ocean_cp --set workload.size=1024 --set workload.check=false >"$out.stdout" 2>"$out.stderr" &
+	mp=$!
+	for _ in $(seq 100); do pid_of_rank 1 >/dev/null && break; sleep 0.1; done
+	sleep 4
+	kill -TERM $mp
+	wait_end $mp 60
+	check_interrupted 143
+	! grep -q "unfinished" "$out.stderr" || { echo "reported unfinished:"; cat "$out.stderr"; exit 1; }
 	;;
 *) echo "unknown mode $mode"; exit 1 ;;
 esac
