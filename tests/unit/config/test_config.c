@@ -654,7 +654,7 @@ END_TEST
 START_TEST(fifo_with_writer_read)
 {
 	struct cxs_config *cfg = new_cfg();
-	char path[] = "/tmp/cxs_cfg_fifo_XXXXXX", err[CXS_CONFIG_ERR_MAX] = "";
+	char path[64] = "/tmp/cxs_cfg_fifo_XXXXXX", err[CXS_CONFIG_ERR_MAX] = ""; /* + "/f" */
 	static const char text[] = "[engine]\nranks = 7\n";
 	pid_t pid;
 	int rc;
