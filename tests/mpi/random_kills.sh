@@ -38,12 +38,15 @@ failures=0
 # rnd LO HI: a uniform float in [LO, HI) from bash's seeded RANDOM.
 rnd() { awk -v r=$RANDOM -v lo="$1" -v hi="$2" 'BEGIN { printf "%.3f", lo + (hi - lo) * r / 32768 }'; }
 
-# kill_rank R: kill -9 rank R if it is running and has not finished; prints R if killed.
+# kill_rank R: kill -9 rank R if it is running and has not finished; prints R
+# if killed before the output was published (a rank killed after the rename,
+# on its way out, has left a complete run behind: that kill came too late).
 kill_rank() {
 	local p
 	p=$(pid_of_rank "$1") || return 0
 	[ -f "$CXLSIM_STATUS_DIR/rank-$1" ] && return 0 # it already ended normally
-	if kill -9 "$p" 2>/dev/null; then echo "$1"; fi # it may have ended just now
+	kill -9 "$p" 2>/dev/null || return 0 # it may have ended just now
+	[ -f "$out" ] || echo "$1"
 }
 
 for t in $(seq 1 "$trials"); do
