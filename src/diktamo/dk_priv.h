@@ -134,4 +134,17 @@ void dk_keeper_on_dump(void *ctx, cxs_time now, const struct cxs_envelope *env, 
 void dk_keeper_on_sync(void *ctx, cxs_time now, const struct cxs_envelope *env, const void *body,
 		       uint32_t len);
 
+/*
+ * Removes cn from a live-CN list (ascending, as every unit keeps it, so that
+ * replica groups come out the same everywhere); returns the new length.
+ */
+static inline uint32_t dk_live_remove(uint32_t *live, uint32_t n, uint32_t cn)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (live[i] != cn)
+			live[k++] = live[i];
+	return k;
+}
+
 #endif /* CXLSIM_DK_PRIV_H */

@@ -402,11 +402,7 @@ struct cxs_lu *cxs_dk_logger_lu(struct cxs_dk_logger *l)
 
 void cxs_dk_logger_cn_failed(struct cxs_dk_logger *l, uint32_t cn)
 {
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < l->nlive; i++)
-		if (l->live[i] != cn)
-			l->live[k++] = l->live[i];
-	l->nlive = k;
+	l->nlive = dk_live_remove(l->live, l->nlive, cn);
 	l->save_all = true;
 	/* Its REPLs that were never VALed (nor can be), and those still held for room. */
 	cxs_lu_forget(l->lu, cn);

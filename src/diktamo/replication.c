@@ -173,11 +173,7 @@ bool cxs_dk_sender_stuck(const struct cxs_dk_sender *s, cxs_time now, cxs_time p
 
 void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn, cxs_time now)
 {
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < s->nlive; i++)
-		if (s->live[i] != cn)
-			s->live[k++] = s->live[i];
-	s->nlive = k;
+	s->nlive = dk_live_remove(s->live, s->nlive, cn);
 	/*
 	 * Replications waiting for the failed CN's REPL_ACK complete without it:
 	 * their stores keep N_r - 1 live copies, enough for the one failure
