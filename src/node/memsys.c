@@ -93,6 +93,7 @@ const struct cxs_cfg_key cxs_memsys_keys[] = {
 	{"workload", "kernel", CXS_CFG_STRING, "tester", "What the cores run: tester (the random coherence tester) or a built-in thread program on out-of-order cores (cxlsim --list-kernels).", NULL, 0, 0},
 	{"workload", "size", CXS_CFG_UINT, "0", "The kernel's size parameter (0: its default; see --list-kernels).", NULL, 0, 1e15},
 	{"workload", "ops", CXS_CFG_UINT, "0", "Operations per thread for kernels that take a count (ycsb: get/put operations); 0: the kernel's default.", NULL, 0, 1e12},
+	{"workload", "variant", CXS_CFG_UINT, "0", "The kernel's variant or second parameter (0: its default; cxlsim --list-kernels says what it is for each kernel, e.g. ptrchase: independent chains, graph kernels: 0 power-law, 1 road-like).", NULL, 0, 1e12},
 	{"workload", "seed", CXS_CFG_UINT, "1", "Seed of the kernel's data and of its threads' random streams.", NULL, 0, 1e18},
 	{"workload", "trace", CXS_CFG_STRING, "", "With kernel = trace: the per-core trace files, a path pattern where %u stands for the thread (node * cores_per_cn + core), e.g. traces/core%u.trace.", NULL, 0, 0},
 	{"workload", "check", CXS_CFG_BOOL, "true", "Run the kernel natively first and compare the simulated machine's results with it word for word (deterministic kernels).", NULL, 0, 0},
@@ -187,6 +188,7 @@ static int configure_workload(const struct cxs_config *cfg, const struct cxs_add
 	P.img = (struct cxs_kimage){.size = size ? size : P.kernel->default_size,
 				    .seed = cxs_config_uint(cfg, "workload", "seed"),
 				    .ops = cxs_config_uint(cfg, "workload", "ops"),
+				    .variant = cxs_config_uint(cfg, "workload", "variant"),
 				    .nthreads = P.cns * P.cores};
 	const char *trace = cxs_config_str(cfg, "workload", "trace");
 	if (strcmp(name, "trace") == 0 && trace[0] && !(P.img.info = strdup(trace))) {

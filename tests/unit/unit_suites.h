@@ -19,5 +19,6 @@ Suite *kernels_suite(void);
 Suite *coherence_suite(void);
 Suite *trace_suite(void);
 Suite *axle_suite(void);
+Suite *camp_kernels_suite(void);
 
 #endif
