@@ -47,6 +47,7 @@
 #include "cxlsim/engine.h"
 #include "cxlsim/h5out.h"
 #include "cxlsim/memsys.h"
+#include "cxlsim/tier.h"
 #include "cxlsim/kthread.h"
 #include "cxlsim/phold.h"
 #include "rank_map_priv.h"
@@ -454,7 +455,8 @@ static int parse(struct app *app, int argc, char **argv, char *err, size_t errle
 	if (cxs_config_register(app->cfg, cxs_app_keys, cxs_app_nkeys, err, errlen) != 0 ||
 	    cxs_config_register(app->cfg, cxs_phold_keys, cxs_phold_nkeys, err, errlen) != 0 ||
 	    cxs_config_register(app->cfg, cxs_memsys_keys, cxs_memsys_nkeys, err, errlen) != 0 ||
-	    cxs_config_register(app->cfg, cxs_axle_keys, cxs_axle_nkeys, err, errlen) != 0)
+	    cxs_config_register(app->cfg, cxs_axle_keys, cxs_axle_nkeys, err, errlen) != 0 ||
+	    cxs_config_register(app->cfg, cxs_tier_keys, cxs_tier_nkeys, err, errlen) != 0)
 		return -1;
 	if (o->action != ACT_RUN)
 		return 0;

@@ -21,18 +21,25 @@
  * or unit fewer; no MN has holes.
  *
  * Weighted interleave (CAMP, Linux MPOL_WEIGHTED_INTERLEAVE). Inside the
- * local region [wi_base, wi_base + wi_bytes), page p (counted from wi_base)
- * with w = dram_weight + cxl_weight and r = p % w stays local iff r <
- * dram_weight. CXL-placed pages are packed densely: the k-th of them goes to
+ * local region [wi_base, wi_base + wi_bytes), with d = dram_weight,
+ * w = dram_weight + cxl_weight and D(n) = ceil(n d / w) (the pages of the
+ * first n that stay local), page p (counted from wi_base) stays local iff
+ * D(p + 1) > D(p). Linux gives each node `weight` consecutive pages in turn;
+ * here the same share is spread as evenly as the ratio allows (Bresenham),
+ * so any run of n pages holds D(n) +- 1 local ones. That matters for scaled
+ * workloads whose arrays are a few hundred pages: weights such as 37:63 would
+ * otherwise put a whole small array in one tier. Page 0 is local when d > 0.
+ * CXL-placed pages are packed densely: the k-th of them goes to
  * CXS_CXL_BASE + wi_cxl_offset + k * 4096, where
  *
- *     k = (p / w) * cxl_weight + (r - dram_weight)
+ *     k = p - D(p)            (the CXL pages before p)
  *
  * so the region needs only as much CXL memory as the pages placed there
  * (e.g. 3:1 over 1000 pages uses 250 CXL pages, not 1000). The remapped
  * address is then looked up like any CXL address, so it is interleaved over
  * the MNs with everything else. The pattern is a pure function of the page
- * number: no state, the same at any rank count.
+ * number: no state, the same at any rank count. n d stays below 2^61: local
+ * addresses are below 2^40 (so n < 2^28) and d < 2^32.
  *
  * Validation happens once, in cxs_addr_map_init, so that lookup can do no
  * checking beyond the range tests; what a user can get wrong returns one line
@@ -54,13 +61,18 @@ static bool wi_enabled(const struct cxs_addr_map_params *p)
 	return p->dram_weight != 0 || p->cxl_weight != 0;
 }
 
+/* D(n): the pages among the first n of the weighted region that stay local. */
+static uint64_t wi_local_pages(const struct cxs_addr_map_params *p, uint64_t n)
+{
+	uint64_t w = (uint64_t)p->dram_weight + p->cxl_weight;
+
+	return (n * p->dram_weight + w - 1) / w;
+}
+
 /* Pages of a weighted region of npages that are placed in CXL memory. */
 static uint64_t wi_cxl_pages(const struct cxs_addr_map_params *p, uint64_t npages)
 {
-	uint64_t w = (uint64_t)p->dram_weight + p->cxl_weight;
-	uint64_t r = npages % w;
-
-	return (npages / w) * p->cxl_weight + (r > p->dram_weight ? r - p->dram_weight : 0);
+	return npages - wi_local_pages(p, npages);
 }
 
 static bool is_pow2(uint64_t x)
@@ -168,12 +180,11 @@ struct cxs_addr_target cxs_addr_map_lookup(const struct cxs_addr_map *m, uint64_
 	assert(p->nmns >= 1); /* initialised */
 	if (addr < p->local_bytes) {
 		if (wi_enabled(p) && addr >= p->wi_base && addr - p->wi_base < p->wi_bytes) {
-			uint64_t w = (uint64_t)p->dram_weight + p->cxl_weight;
 			uint64_t page = (addr - p->wi_base) / CXS_PAGE_BYTES;
-			uint64_t r = page % w;
+			uint64_t before = wi_local_pages(p, page);
 
-			if (r >= p->dram_weight) {
-				uint64_t k = (page / w) * p->cxl_weight + (r - p->dram_weight);
+			if (wi_local_pages(p, page + 1) == before) {
+				uint64_t k = page - before;
 
 				/* init checked that every such k fits in the CXL range. */
 				return cxl_target(m, CXS_CXL_BASE + p->wi_cxl_offset +

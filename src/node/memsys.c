@@ -36,6 +36,7 @@
 #include "cxlsim/core.h"
 #include "cxlsim/kthread.h"
 #include "cxlsim/tester.h"
+#include "cxlsim/tier.h"
 
 enum {
 	EV_MSG = 1,     /* a coherence message arriving at the port */
@@ -128,6 +129,8 @@ static struct {
 	uint8_t *reference;
 	uint64_t private_stride; /* bytes of local memory per thread */
 	struct cxs_core_params core;
+	struct cxs_tier tier;  /* CAMP's two tiers (tier.h); placement off: classic layout */
+	uint64_t shared_base;  /* address of the kernel's shared byte 0 */
 } P;
 
 /*
@@ -202,7 +205,10 @@ static int configure_workload(const struct cxs_config *cfg, const struct cxs_add
 		return -1;
 	}
 	P.private_stride = (P.img.private_bytes + 4095) & ~UINT64_C(4095);
-	if (P.img.shared_bytes > mp->cxl_bytes || P.private_stride * P.cores > mp->local_bytes) {
+	if (cxs_tier_shared_base(&P.tier, P.private_stride * P.cores, P.img.shared_bytes,
+				 mp->local_bytes, &P.shared_base) != 0 ||
+	    (P.tier.placement == CXS_TIER_OFF && P.img.shared_bytes > mp->cxl_bytes) ||
+	    P.private_stride * P.cores > mp->local_bytes) {
 		snprintf(err, errlen,
 			 "%s: %s at size %" PRIu64 " needs %" PRIu64 " bytes of CXL memory and %" PRIu64
 			 " of local memory per CN: raise system.cxl_size / system.local_size",
@@ -235,6 +241,8 @@ int cxs_memsys_configure(const struct cxs_config *cfg, struct cxs_memsys_info *o
 		.cxl_bytes = cxs_config_size_bytes(cfg, "system", "cxl_size"),
 		.interleave_bytes = cxs_config_size_bytes(cfg, "system", "interleave"),
 	};
+	if (cxs_tier_configure(cfg, &P.tier, &mp, err, errlen) != 0)
+		return -1;
 	if (cxs_addr_map_init(&P.map, &mp, sub, sizeof sub) != 0) {
 		snprintf(err, errlen, "[system]: %s", sub);
 		return -1;
@@ -384,7 +392,8 @@ static int common_init(struct node_common *nc, struct cxs_lp *lp)
 	if (!P.configured)
 		cxs_bug(lp, "memsys: cxs_memsys_configure was not called before the run");
 	if (cxs_port_init(&nc->port, cxs_lp_stats(lp)) != 0 ||
-	    cxs_dram_init(&nc->dram, &P.dram, err, sizeof err) != 0) {
+	    cxs_dram_init(&nc->dram, cxs_tier_dram(&P.tier, cxs_lp_id(lp) < P.cns, &P.dram), err,
+			  sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
@@ -425,12 +434,12 @@ static cxs_time mn_dram(void *ctx, cxs_time now, uint64_t line, int is_write)
 	return cxs_dram_access(&mn->c.dram, now, t.mn_line, is_write);
 }
 
-/* Initial contents of CXL memory: the workload's image (zeros beyond it). */
+/* Initial contents of a line (MN, or CN-local in tier mode): the workload's shared image, else zeros. */
 static void mn_init_line(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES])
 {
 	(void)ctx;
-	uint64_t off = (line << CXS_LINE_SHIFT) - CXS_CXL_BASE;
-	if (P.img.shared && (line << CXS_LINE_SHIFT) >= CXS_CXL_BASE && off < P.img.shared_bytes)
+	uint64_t off = (line << CXS_LINE_SHIFT) - P.shared_base;
+	if (P.img.shared && (line << CXS_LINE_SHIFT) >= P.shared_base && off < P.img.shared_bytes)
 		memcpy(out, P.img.shared + off, CXS_LINE_BYTES);
 	else
 		memset(out, 0, CXS_LINE_BYTES);
@@ -519,7 +528,9 @@ static int ooo_request(void *ctx, cxs_time t, const struct cxs_mem_req *r, char 
 static int ooo_where(void *ctx, uint32_t core, uint64_t addr, bool write)
 {
 	struct cn_node *cn = ctx;
-	return cxs_cn_where(cn->agent, core, addr, write);
+	int lvl = cxs_cn_where(cn->agent, core, addr, write);
+	return lvl < CXS_LVL_LOCAL && cxs_cn_local_pending(cn->agent, addr, cxs_now(cn->c.lp))
+		       ? CXS_LVL_LOCAL : lvl;
 }
 
 static bool ooo_remote(void *ctx, uint64_t addr)
@@ -555,7 +566,7 @@ static int workload_init(struct cn_node *cn, struct cxs_lp *lp, char *err, size_
 	for (uint32_t c = 0; c < P.cores; c++) {
 		struct cxs_kt_params kp = {.kernel = P.kernel, .img = &P.img,
 					   .reference = P.reference, .id = node * P.cores + c,
-					   .shared_base = CXS_CXL_BASE,
+					   .shared_base = P.shared_base,
 					   .private_base = c * P.private_stride};
 		if (!(cn->kts[c] = cxs_kt_new(&kp, err, len)) ||
 		    !(cn->ooo[c] = cxs_core_new(node, c, &P.core, &env, cn->kts[c],
@@ -698,7 +709,7 @@ static int cn_init(struct cxs_lp *lp, void *state)
 		return -1;
 	struct cxs_cn_env env = {.ctx = cn, .send = cn_send, .complete = cn_complete,
 				 .local_dram = cn_local_dram, .perform = cn_perform,
-				 .invalidated = cn_invalidated};
+				 .invalidated = cn_invalidated, .init_local = mn_init_line};
 	cns_here++;
 	cn->agent = cxs_cn_new(cxs_lp_id(lp), &P.cn, &env, cxs_lp_stats(lp), err, sizeof err);
 	if (cn->agent && P.kernel) {

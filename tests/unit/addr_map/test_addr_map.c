@@ -222,7 +222,8 @@ static uint64_t check_weighted(uint32_t d, uint32_t c, uint64_t npages)
 		uint64_t addr = p.wi_base + pg * CXS_PAGE_BYTES;
 		struct cxs_addr_target t = cxs_addr_map_lookup(&m, addr);
 		struct cxs_addr_target inner = cxs_addr_map_lookup(&m, addr + 1000);
-		int want_local = pg % (d + c) < d;
+		uint64_t w = (uint64_t)d + c;
+		int want_local = ((pg + 1) * d + w - 1) / w > (pg * d + w - 1) / w;
 
 		if (want_local) {
 			ck_assert_int_eq(t.kind, CXS_ADDR_LOCAL);
@@ -272,8 +273,41 @@ START_TEST(test_weighted_one_side_only)
 {
 	ck_assert_uint_eq(check_weighted(1, 0, 1000), 0);
 	ck_assert_uint_eq(check_weighted(0, 1, 1000), 1000);
-	/* A region that ends mid-cycle: 10 pages at 3:2 put pages 3,4,8,9 in CXL. */
+	/* 10 pages at 3:2, spread evenly: D D C D C D D C D C, 4 in CXL. */
 	ck_assert_uint_eq(check_weighted(3, 2, 10), 4);
+}
+END_TEST
+
+/* The even spread, written out: the exact pattern, and every window's share. */
+START_TEST(test_weighted_spread_evenly)
+{
+	struct cxs_addr_map_params p = base_params(64);
+	struct cxs_addr_map m;
+	static const char want[] = "DDCDCDDCDC"; /* 3:2 */
+
+	p.wi_base = 0;
+	p.wi_bytes = 1000 * CXS_PAGE_BYTES;
+	p.dram_weight = 3;
+	p.cxl_weight = 2;
+	init_map(&m, &p);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(cxs_addr_map_lookup(&m, (uint64_t)i * CXS_PAGE_BYTES).kind,
+				 want[i] == 'D' ? CXS_ADDR_LOCAL : CXS_ADDR_CXL);
+	/* 37:63 (a 1 % step of tier.dram_pct): every run of n pages holds 0.37 n +- 1 local. */
+	p.dram_weight = 37;
+	p.cxl_weight = 63;
+	init_map(&m, &p);
+	int local[1001] = {0};
+	for (int i = 0; i < 1000; i++)
+		local[i + 1] = local[i] +
+			       (cxs_addr_map_lookup(&m, (uint64_t)i * CXS_PAGE_BYTES).kind == CXS_ADDR_LOCAL);
+	ck_assert_int_eq(local[1000], 370);
+	for (int a = 0; a < 1000; a += 7)
+		for (int n = 1; a + n <= 1000; n += 13) {
+			double got = local[a + n] - local[a], ideal = 0.37 * n;
+			ck_assert_msg(got >= ideal - 1 && got <= ideal + 1,
+				      "pages %d..%d: %g local, ideal %g", a, a + n, got, ideal);
+		}
 }
 END_TEST
 
@@ -397,6 +431,7 @@ Suite *addr_map_suite(void)
 	tcase_add_test(tc, test_weighted_3_to_1);
 	tcase_add_test(tc, test_weighted_1_to_1);
 	tcase_add_test(tc, test_weighted_one_side_only);
+	tcase_add_test(tc, test_weighted_spread_evenly);
 	tcase_add_test(tc, test_weights_off_ignore_region);
 	tcase_add_test(tc, test_bad_params_rejected);
 	suite_add_tcase(s, tc);
