@@ -29,6 +29,7 @@ int main(void)
 	srunner_add_suite(sr, core_suite());
 	srunner_add_suite(sr, axle_suite());
 	srunner_add_suite(sr, camp_kernels_suite());
+	srunner_add_suite(sr, camp_suite());
 	srunner_add_suite(sr, tier_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

@@ -20,6 +20,7 @@ Suite *coherence_suite(void);
 Suite *trace_suite(void);
 Suite *axle_suite(void);
 Suite *camp_kernels_suite(void);
+Suite *camp_suite(void);
 Suite *tier_suite(void);
 
 #endif
