@@ -24,6 +24,14 @@
  * more first waits for the oldest (a program that issues loads and never gets
  * them is therefore fine: it simply stalls when the window is full).
  *
+ * A program that does not need a value itself but computes an address from
+ * it — a replayed trace, whose records say which load an address came from —
+ * hands the dependency to the core instead of waiting: cxs_kt_ld_dep issues a
+ * load that the core holds until load `dep` has its value, while the program
+ * (and the core's frontend) go on with later, independent operations, as an
+ * out-of-order core does; cxs_kt_store_dep does the same for a store, and can
+ * make the stored value the producer's value plus a constant.
+ *
  * Synchronisation is real memory traffic on shared lines, never a simulator
  * shortcut: cxs_kt_lock is test-and-test-and-set with an atomic swap and
  * exponential back-off; cxs_kt_barrier is a sense-reversing barrier built on
@@ -52,9 +60,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cxlsim/config.h"
+
 #define CXS_KT_MAX_INFLIGHT 128 /* loads issued and not yet got, per thread */
 
 struct cxs_kt;
+struct cxs_config;
 
 /* Layout and initial contents of a kernel's memory, built the same way on every rank. */
 struct cxs_kimage {
@@ -68,7 +79,8 @@ struct cxs_kimage {
 	uint8_t *shared;        /* initial contents of the shared (CXL) region */
 	uint64_t shared_bytes;  /* multiple of 64 */
 	uint64_t private_bytes; /* per thread, in the CN's local memory; starts zeroed */
-	void *info;             /* kernel-specific layout, freed with free() */
+	void *info;             /* kernel-specific layout, freed with info_free or free() */
+	void (*info_free)(void *info);
 };
 
 typedef void cxs_kt_main_fn(struct cxs_kt *kt);
@@ -85,11 +97,21 @@ struct cxs_kernel {
 	 */
 	int (*build)(struct cxs_kimage *img, char *err, size_t errlen);
 	cxs_kt_main_fn *run;
+	/*
+	 * Optional, before build: reads the kernel's own configuration keys
+	 * into img->info. -1 with a message naming the file, line and key.
+	 */
+	int (*configure)(const struct cxs_config *cfg, struct cxs_kimage *img, char *err,
+			 size_t errlen);
 };
 
 /* Built-in kernels, NULL-terminated (src/workload/kernels.c). */
 extern const struct cxs_kernel *const cxs_kernels[];
 const struct cxs_kernel *cxs_kernel_find(const char *name);
+/* The trace kernel's [trace] keys (trace_program.c), registered by the application. */
+extern const struct cxs_cfg_key cxs_trace_replay_keys[];
+extern const size_t cxs_trace_replay_nkeys;
+extern const struct cxs_key_table cxs_trace_replay_key_table;
 void cxs_kimage_free(struct cxs_kimage *img);
 
 /* ---- the program side ---------------------------------------------------- */
@@ -104,6 +126,19 @@ uint64_t cxs_kt_private(const struct cxs_kt *kt); /* address of this thread's pr
 uint64_t cxs_kt_rand(struct cxs_kt *kt);
 
 uint32_t cxs_kt_ld(struct cxs_kt *kt, uint64_t addr, uint8_t size);
+/*
+ * Dataflow in the core (above). dep is a handle of this program issued at
+ * most CXS_KT_MAX_INFLIGHT handles ago (older ones have their values: no
+ * wait), or CXS_KT_NO_DEP. cxs_kt_store_dep: the store waits for adep before
+ * its address is known; with vdep != CXS_KT_NO_DEP the value stored is
+ * value + vdep's value (modulo 2^(8 size)).
+ */
+#define CXS_KT_NO_DEP UINT32_MAX
+uint32_t cxs_kt_ld_dep(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t dep);
+void cxs_kt_store_dep(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value,
+		      uint32_t adep, uint32_t vdep);
+/* Is handle h still one this program can name as a dependency (not yet reused)? */
+bool cxs_kt_handle_live(const struct cxs_kt *kt, uint32_t h);
 uint64_t cxs_kt_get(struct cxs_kt *kt, uint32_t h);
 uint64_t cxs_kt_load(struct cxs_kt *kt, uint64_t addr, uint8_t size);
 void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value);
@@ -112,7 +147,7 @@ uint64_t cxs_kt_fetch_add(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64
 void cxs_kt_fence(struct cxs_kt *kt);
 void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions);
 
-/* A lock word (8 bytes, its own line is best): 0 free, 1 held. */
+/* A lock word (8 bytes, its own line is best): 0 free, else the holder's thread id + 1. */
 void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr);
 void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr);
 /*
@@ -190,7 +225,10 @@ struct cxs_kop {
 	uint16_t pad;
 	uint32_t n;       /* COMPUTE: instructions; LOAD/SWAP/FETCH_ADD/WAIT: handle */
 	uint64_t addr;
-	uint64_t value;   /* STORE, SWAP: the value; FETCH_ADD: the addend */
+	uint64_t value;   /* STORE, SWAP: the value; FETCH_ADD: the addend; STORE with
+			     vdep: the constant added to vdep's value */
+	uint32_t adep;    /* LOAD, STORE: the address waits for this handle (CXS_KT_NO_DEP) */
+	uint32_t vdep;    /* STORE: value += this handle's value (CXS_KT_NO_DEP: none) */
 };
 
 struct cxs_kt_params {
@@ -225,5 +263,20 @@ const char *cxs_kt_result_at(const struct cxs_kt *kt, size_t i, uint64_t *value)
  */
 int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 		      uint8_t **final_image, char *err, size_t errlen);
+/* The same, also giving each thread's count of memory operations (mem_ops[nthreads]). */
+int cxs_kt_run_native_ops(const struct cxs_kernel *k, const struct cxs_kimage *img,
+			  uint8_t **final_image, uint64_t *mem_ops, char *err, size_t errlen);
+/* Loads, stores and atomics the program has issued so far (either backend). */
+uint64_t cxs_kt_mem_ops(const struct cxs_kt *kt);
+
+/* What a thread spins on now, if anything (failure reports, recovery). */
+enum cxs_kt_wait_kind { CXS_KT_NO_WAIT = 0, CXS_KT_WAIT_LOCK, CXS_KT_WAIT_BARRIER };
+struct cxs_kt_wait {
+	enum cxs_kt_wait_kind kind;
+	uint64_t addr;   /* the lock word or barrier */
+	uint32_t n;      /* barrier: its thread count */
+	uint32_t holder; /* lock: the thread last seen holding it (UINT32_MAX: not seen yet) */
+};
+void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w);
 
 #endif /* CXLSIM_KTHREAD_H */

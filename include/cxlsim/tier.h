@@ -53,8 +53,7 @@ struct cxs_tier {
 	struct cxs_dram_params far;     /* the device's DRAM in tier mode */
 };
 
-extern const struct cxs_cfg_key cxs_tier_keys[];
-extern const size_t cxs_tier_nkeys;
+extern const struct cxs_key_table cxs_tier_key_table; /* the model lists it (memsys.c) */
 
 /*
  * Reads the [tier] section. With a placement other than off it also reads

@@ -11,22 +11,53 @@
  * charges those K instructions at CPI 1 before it issues the operation.
  *
  *   op       what it does                          size      address     value
- *   ld       load                                  1,2,4,8   aligned     ignored (0 if unknown)
+ *   ld       load                                  1,2,4,8   aligned     the value loaded (0 if unknown)
  *   st       store                                 1,2,4,8   aligned     the bytes stored
- *   rmw      atomic exchange (old value returned,  1,2,4,8   aligned     the new value
- *            value stored; drains the store buffer)
+ *   rmw      atomic exchange (old value returned,  1,2,4,8   aligned     the new value; with the
+ *            value stored; drains the store buffer)                      fadd flag, the addend
  *   fence    full fence (drains the store buffer)  0         0           0
  *   lock     lock acquire; spins until free        8         8-aligned   free (0 by default)
  *   unlock   lock release                          8         8-aligned   free (0 by default)
- *   barrier  barrier arrive and leave              8         8-aligned   free (0 by default)
+ *   barrier  barrier arrive and leave              8         8-aligned   participants (0: all)
+ *   post     adds 1 to an event counter (release)  8         8-aligned   0            (v2)
+ *   wait     waits until the counter at the        8         8-aligned   the count    (v2)
+ *            address reaches value (acquire)
+ *   check    loads the address; the replay stops   1,2,4,8   aligned     the value the traced
+ *            unless it holds value                                       program expects (v2)
  *
  * The address of lock, unlock and barrier names the synchronisation object
  * (DIKTAMO's traces record "lock acquire request, lock release, barrier
  * arrive, and barrier leave"); their value is carried through untouched for
  * the core model to give a meaning to (a barrier's participant count, say).
+ * post and wait order threads that have no lock or barrier in common: the
+ * recorder (cxlsim-trace record) makes a created thread wait for its
+ * creator's post, and a joining thread wait for the joined thread's last
+ * post.
  *
- * For ld, st and rmw the value must fit in size bytes. "Aligned" means the
- * address is a multiple of the size, so no access crosses a cache line.
+ * Dataflow (version 2). ld and rmw records are *producers*: they make a
+ * value. A record's addr_dep says which earlier producer of the same trace
+ * its address was computed from, counted back in producers (1: the latest
+ * producer before this record; 0: none, or more than 65535 back); value_dep
+ * says the same of a st's or rmw's value. A recorder that knows several
+ * gives the nearest, the one the operation waits for longest. The replay
+ * makes a load or store wait for its address's producer, so a pointer chase
+ * is serialised and independent loads overlap.
+ *
+ * Flags (version 2):
+ *   bits 0..2  where the address is: 0 unknown (and every v1 record), 1 heap,
+ *              2 a thread's stack, 3 a global (a loaded object's data or bss),
+ *              4 other (other mappings; the recorder's own sync words)
+ *   bit 3      add: for st and rmw with a value_dep, the value is the
+ *              producer's value plus a constant, value - (the producer's
+ *              traced value); a replay may recompute it from the value the
+ *              producer loads there (a counter incremented under a lock
+ *              ends right whatever order the replay takes the lock in)
+ *   bit 4      fadd: rmw only, an atomic fetch-and-add of value (x86 lock
+ *              add/xadd/inc/dec) rather than an exchange
+ *   bits 5..7  0
+ *
+ * For ld, st, rmw and check the value must fit in size bytes. "Aligned" means
+ * the address is a multiple of the size, so no access crosses a cache line.
  *
  * The file (all integers little-endian; sizes in bytes)
  * -----------------------------------------------------
@@ -35,7 +66,8 @@
  *   | file header   40  |  magic "CXSTRACE", version, core id, record count, ...
  *   +-------------------+ 40
  *   | block header  20  |  raw size, compressed size, CRC32(raw), CRC32(zlib data),
- *   | zlib data         |  CRC32(these 16); zlib data = compress2(n records of 24 bytes)
+ *   | zlib data         |  CRC32(these 16); zlib data = compress2(n records of
+ *   |                   |  28 bytes; 24 in version 1)
  *   +-------------------+
  *   | block header  20  |  ... as many blocks as needed, each independent
  *   | zlib data         |
@@ -45,18 +77,18 @@
  *
  * File header (CXS_TRACE_HEADER_BYTES = 40):
  *    0  u8[8] magic          "CXSTRACE"
- *    8  u16   version        CXS_TRACE_VERSION (1)
+ *    8  u16   version        CXS_TRACE_VERSION (2); readers also read version 1
  *   10  u16   header_bytes   40 (a later version may only grow the header)
  *   12  u32   flags          0; no flag is defined yet, readers reject any set bit
  *   16  u32   core_id
  *   20  u32   block_records  the most records any block holds, 1..CXS_TRACE_MAX_BLOCK_RECORDS;
- *                            a reader needs block_records * 24 bytes plus zlib's bound
+ *                            a reader needs block_records * record bytes plus zlib's bound
  *   24  u64   record_count   written last, by close
  *   32  u32   reserved       0
  *   36  u32   header_crc     CRC32 of bytes 0..35
  *
  * Block header (CXS_TRACE_BLOCK_HEADER_BYTES = 20), then comp_bytes of data:
- *    0  u32   raw_bytes      records * 24; 1..block_records records; never 0
+ *    0  u32   raw_bytes      records * record bytes; 1..block_records records; never 0
  *    4  u32   comp_bytes     length of the zlib stream that follows (1..compressBound)
  *    8  u32   raw_crc        CRC32 of the raw_bytes uncompressed bytes
  *   12  u32   comp_crc       CRC32 of the comp_bytes of zlib data
@@ -66,16 +98,23 @@
  * padding bit after deflate's last block, which leaves the records intact but
  * means the medium is failing.
  *
- * Record (CXS_TRACE_REC_BYTES = 24), inside the uncompressed block:
- *    0  u8    op             enum cxs_trace_op, 1..7
+ * Record (CXS_TRACE_REC_BYTES = 28; version 1: CXS_TRACE_REC_BYTES_V1 = 24,
+ * the first 24 bytes with byte 2 and 3 zero), inside the uncompressed block:
+ *    0  u8    op             enum cxs_trace_op, 1..10 (1..7 in version 1)
  *    1  u8    size           see the table above
- *    2  u16   reserved       0
+ *    2  u8    flags          CXS_TRACE_F_*, see above (0 in version 1)
+ *    3  u8    reserved       0
  *    4  u32   gap            non-memory instructions since the previous record
  *    8  u64   address
  *   16  u64   value
- * A fixed 24-byte record rather than a varint/delta encoding: deflate already
+ *   24  u16   addr_dep       producers back (version 2)
+ *   26  u16   value_dep      producers back (version 2)
+ * A fixed record rather than a varint/delta encoding: deflate already
  * removes most of the redundancy (repeated high address bytes, zero values,
- * small gaps), and fixed records make every field checkable on its own.
+ * small gaps and dependency distances), and fixed records make every field
+ * checkable on its own. Version 2 grew the record by the two dependency
+ * fields and gave byte 2 to the flags; a reader of version 2 reads version 1
+ * files as records without dataflow or placement.
  *
  * Trailer (CXS_TRACE_TRAILER_BYTES = 24), where the next block header would be:
  *    0  u32   end_marker     0 (a block's raw_bytes is never 0)
@@ -86,11 +125,12 @@
  *
  * Each block is one zlib (RFC 1950) stream from compress2() at the writer's
  * level (default 6), so a reader holds one block at a time: memory is bounded
- * by block_records (default 4096 records = 96 KiB raw) whatever the trace
+ * by block_records (default 4096 records = 112 KiB raw) whatever the trace
  * length, and damage is found and named per block.
  *
- * The defaults, measured (gcc -O2, one core) on the lackey trace of /bin/true
- * (43,750 records, 1.05 MB raw) and on 10 M synthetic records:
+ * The defaults, measured (gcc -O2, one core, version 1's 24-byte records) on
+ * the lackey trace of /bin/true (43,750 records, 1.05 MB raw) and on 10 M
+ * synthetic records:
  *
  *   block_records   1024     4096     16384     65536      (level 6, /bin/true)
  *   file bytes      97,587   80,323   74,514    74,153
@@ -126,13 +166,14 @@
 #include <stdio.h>
 
 #define CXS_TRACE_MAGIC "CXSTRACE"
-#define CXS_TRACE_VERSION 1
+#define CXS_TRACE_VERSION 2
 #define CXS_TRACE_HEADER_BYTES 40
 #define CXS_TRACE_BLOCK_HEADER_BYTES 20
-#define CXS_TRACE_REC_BYTES 24
+#define CXS_TRACE_REC_BYTES 28
+#define CXS_TRACE_REC_BYTES_V1 24
 #define CXS_TRACE_TRAILER_BYTES 24
 
-/* Default and largest records per block (96 KiB and 1.5 MiB uncompressed). */
+/* Default and largest records per block (112 KiB and 1.75 MiB uncompressed). */
 #define CXS_TRACE_DEFAULT_BLOCK_RECORDS 4096
 #define CXS_TRACE_MAX_BLOCK_RECORDS 65536
 #define CXS_TRACE_DEFAULT_LEVEL 6
@@ -140,7 +181,7 @@
 /* Room for any message this module writes; shorter buffers truncate it. */
 #define CXS_TRACE_ERR_MAX 512
 /* Room for one record in the text format, with its terminating NUL. */
-#define CXS_TRACE_TEXT_MAX 96
+#define CXS_TRACE_TEXT_MAX 144
 
 enum cxs_trace_op {
 	CXS_TRACE_LOAD = 1,
@@ -150,16 +191,46 @@ enum cxs_trace_op {
 	CXS_TRACE_LOCK = 5,
 	CXS_TRACE_UNLOCK = 6,
 	CXS_TRACE_BARRIER = 7,
+	CXS_TRACE_POST = 8,
+	CXS_TRACE_WAIT = 9,
+	CXS_TRACE_CHECK = 10,
 };
-#define CXS_TRACE_OP_MAX 7   /* ops are 1..CXS_TRACE_OP_MAX; index arrays by op */
+#define CXS_TRACE_OP_MAX 10   /* ops are 1..CXS_TRACE_OP_MAX; index arrays by op */
+#define CXS_TRACE_OP_MAX_V1 7
+
+/* Where an address is (flags bits 0..2). */
+enum cxs_trace_where {
+	CXS_TRACE_WHERE_UNKNOWN = 0,
+	CXS_TRACE_WHERE_HEAP = 1,
+	CXS_TRACE_WHERE_STACK = 2,
+	CXS_TRACE_WHERE_GLOBAL = 3,
+	CXS_TRACE_WHERE_OTHER = 4,
+};
+#define CXS_TRACE_WHERE_MAX 4
+#define CXS_TRACE_F_WHERE 0x07u
+#define CXS_TRACE_F_ADD 0x08u
+#define CXS_TRACE_F_FADD 0x10u
+#define CXS_TRACE_F_KNOWN 0x1fu
 
 struct cxs_trace_rec {
 	uint64_t addr;
 	uint64_t value;
 	uint32_t gap;        /* non-memory instructions since the previous record */
+	uint16_t addr_dep;   /* producers back the address depends on; 0: none */
+	uint16_t value_dep;  /* producers back a st's or rmw's value depends on; 0: none */
 	uint8_t op;          /* enum cxs_trace_op */
 	uint8_t size;        /* bytes */
+	uint8_t flags;       /* CXS_TRACE_F_* */
 };
+
+/* Is op a producer (ld, rmw), whose value later records may depend on? */
+static inline int cxs_trace_is_producer(unsigned op)
+{
+	return op == CXS_TRACE_LOAD || op == CXS_TRACE_RMW;
+}
+
+/* The name of a where value ("heap", ...), or NULL if it is not valid. */
+const char *cxs_trace_where_name(unsigned where);
 
 /* The text mnemonic of an op ("ld", ...), or NULL if op is not valid. */
 const char *cxs_trace_op_name(unsigned op);
@@ -233,6 +304,7 @@ int cxs_trace_reader_next(struct cxs_trace_reader *r, struct cxs_trace_rec *out,
 void cxs_trace_reader_close(struct cxs_trace_reader *r);
 
 uint32_t cxs_trace_reader_core(const struct cxs_trace_reader *r);
+unsigned cxs_trace_reader_version(const struct cxs_trace_reader *r);  /* 1 or 2 */
 uint64_t cxs_trace_reader_count(const struct cxs_trace_reader *r);  /* from the header */
 
 /* -------------------------------------------------------------- text form */
@@ -240,11 +312,16 @@ uint64_t cxs_trace_reader_count(const struct cxs_trace_reader *r);  /* from the 
 /*
  * One record per line, fields separated by blanks; '#' starts a comment:
  *
- *   ld|st|rmw SIZE ADDR [VALUE] [GAP]     ld 8 0x1000 gap=3
- *                                         st 4 0x2000 0xdead
- *                                         rmw 8 0x3000 1
- *   fence                                 fence gap=12
- *   lock|unlock|barrier ADDR [VALUE] [GAP]  lock 0x4000
+ *   ld|st|rmw|check SIZE ADDR [VALUE] [GAP]   ld 8 0x1000 gap=3
+ *                                             st 4 0x2000 0xdead
+ *                                             rmw 8 0x3000 1
+ *   fence                                     fence gap=12
+ *   lock|unlock|barrier|post|wait ADDR [VALUE] [GAP]   lock 0x4000
+ *
+ * and after the required fields, in any order, the version 2 fields:
+ *   adep=N vdep=N          addr_dep and value_dep (producers back)
+ *   where=heap|stack|global|other
+ *   add fadd               the flags
  *
  * Numbers are decimal or 0x-prefixed hexadecimal. The optional fields are
  * positional (first VALUE, then GAP), and "gap=N" may stand anywhere after

@@ -6,6 +6,13 @@
  *   cxlsim-trace from-lackey IN.lackey OUT.trace [--core N] [--level L] [--block-records N]
  *   cxlsim-trace dump  IN.trace [--limit N]
  *   cxlsim-trace check IN.trace
+ *   cxlsim-trace record [-o DIR] [--roi thread|start|request] [--roi-start FUNC]
+ *                       [--follow-fork] [--level L] [--verbose] -- PROGRAM ARGS...
+ *
+ * record runs PROGRAM under Valgrind with the project's cxltrace tool
+ * (src/vgtool; its directory is compiled in, CXLSIM_VALGRIND_LIB in the
+ * environment overrides it) and writes DIR/core<N>.trace, DIR/pages.map and
+ * DIR/trace.ini (trace_record.h). Its exit status is the program's.
  *
  * Options may stand anywhere after the subcommand, as "--opt N" or
  * "--opt=N". Every user error (bad arguments, a missing or damaged file, a
@@ -21,6 +28,7 @@
 #include <string.h>
 
 #include "cxlsim/trace.h"
+#include "cxlsim/trace_record.h"
 
 #define EXIT_USAGE 2
 
@@ -30,7 +38,9 @@ static const char usage_text[] =
 	"       cxlsim-trace from-lackey IN.lackey OUT.trace [--core N] [--level 0..9]"
 	" [--block-records N]\n"
 	"       cxlsim-trace dump IN.trace [--limit N]\n"
-	"       cxlsim-trace check IN.trace\n";
+	"       cxlsim-trace check IN.trace\n"
+	"       cxlsim-trace record [-o DIR] [--roi thread|start|request] [--roi-start FUNC]\n"
+	"                           [--follow-fork] [--level 0..9] [--verbose] -- PROGRAM ARGS...\n";
 
 struct args {
 	const char *cmd;
@@ -106,7 +116,7 @@ static int parse_args(int argc, char **argv, struct args *a, char *msg, size_t m
 	dumps = strcmp(a->cmd, "dump") == 0;
 	if (!converts && !dumps && strcmp(a->cmd, "check") != 0) {
 		snprintf(msg, msglen, "unknown subcommand '%s' (from-text, from-lackey, dump,"
-			 " check; --help for usage)", a->cmd);
+			 " check, record; --help for usage)", a->cmd);
 		return -1;
 	}
 	want = converts ? 2 : 1;
@@ -170,6 +180,70 @@ static int run_convert(const struct args *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* record's own argument parser: options, then "--", then the program. */
+static int run_record(int argc, char **argv)
+{
+	struct cxs_trace_record_opts o = {.out_dir = "cxlsim-traces", .level = 1};
+	struct cxs_trace_record_stats st;
+	char err[CXS_TRACE_ERR_MAX], msg[CXS_TRACE_ERR_MAX];
+	int i = 2;
+
+	o.vglib = getenv("CXLSIM_VALGRIND_LIB");
+#ifdef CXLSIM_VALGRIND_LIB
+	if (o.vglib == NULL)
+		o.vglib = CXLSIM_VALGRIND_LIB;
+#endif
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *a = argv[i];
+		uint64_t v;
+		int rc;
+		if ((strcmp(a, "-o") == 0 || strcmp(a, "--roi") == 0 ||
+		     strcmp(a, "--roi-start") == 0) && i + 1 < argc) {
+			const char **dst = a[1] == 'o' ? &o.out_dir : a[5] == '-' ? &o.roi_start : &o.roi;
+			*dst = argv[++i];
+		} else if (strcmp(a, "--verbose") == 0) {
+			o.verbose = true;
+		} else if (strcmp(a, "--follow-fork") == 0) {
+			o.follow_fork = true;
+		} else if ((rc = option(argv, argc, &i, "--level", 9, &v, msg, sizeof msg)) != 0) {
+			if (rc < 0)
+				return fail(msg);
+			o.level = (int)v;
+		} else {
+			snprintf(msg, sizeof msg, "record: unknown option or missing value '%s' (the"
+				 " program goes after --)", a);
+			return fail(msg);
+		}
+	}
+	if (i >= argc - 1)
+		return fail("record: needs -- PROGRAM [ARGS...]");
+	if (o.roi && strcmp(o.roi, "thread") != 0 && strcmp(o.roi, "start") != 0 &&
+	    strcmp(o.roi, "request") != 0)
+		return fail("record: --roi must be thread, start or request");
+	if (o.vglib == NULL)
+		return fail("record: this cxlsim-trace was built without the Valgrind tool (install"
+			    " valgrind, which ships its tool headers, and rebuild)");
+	if (cxs_trace_record(&o, argc - i - 1, argv + i + 1, &st, err, sizeof err) != 0)
+		return fail(err);
+	if (st.threads == 0)
+		return fail("record: the region of interest never began (the program created no"
+			    " thread; use --roi start, or --roi-start FUNC)");
+	printf("%s: %" PRIu32 " threads, %" PRIu64 " records (%" PRIu64 " ld, %" PRIu64 " st, %"
+	       PRIu64 " rmw, %" PRIu64 " sync), %" PRIu64 " instructions, %" PRIu64 " bytes of"
+	       " traces\n", o.out_dir, st.threads, st.records, st.by_op[CXS_TRACE_LOAD],
+	       st.by_op[CXS_TRACE_STORE], st.by_op[CXS_TRACE_RMW],
+	       st.by_op[CXS_TRACE_LOCK] + st.by_op[CXS_TRACE_UNLOCK] + st.by_op[CXS_TRACE_BARRIER] +
+	       st.by_op[CXS_TRACE_POST] + st.by_op[CXS_TRACE_WAIT], st.instructions, st.trace_bytes);
+	printf("  %" PRIu64 " records with an address dependency, %" PRIu64 " with a value"
+	       " dependency; %" PRIu64 " pages, %" PRIu64 " touched by more than one thread\n",
+	       st.with_addr_dep, st.with_value_dep, st.pages, st.shared_pages);
+	printf("  replay: cxlsim MACHINE.ini %s/trace.ini\n", o.out_dir);
+	if (st.status != 0)
+		printf("  the program exited with status %d\n", st.status);
+	fflush(stdout);
+	return st.status;
+}
+
 static int run_check(const struct args *a, char *err, size_t errlen)
 {
 	struct cxs_trace_summary s;
@@ -199,6 +273,8 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return EXIT_SUCCESS;
 	}
+	if (strcmp(argv[1], "record") == 0)
+		return run_record(argc, argv);
 	if (parse_args(argc, argv, &a, err, sizeof err) < 0)
 		return fail(err);
 	if (strcmp(a.cmd, "dump") == 0)

@@ -26,11 +26,11 @@
  * and the run's time as max(roi_end_ps) - min(roi_begin_ps) over the CNs
  * (component "workload"), which is what the slowdown is measured on.
  *
- * Layouts. Format 2 (include/cxlsim/h5out.h after the format change):
- * /stats/<group>/<counter> is a uint64 column over the group's rows (node
- * and index columns alongside), so a counter of group "core" is one read.
- * Format 1: /nodes/<id>/core<i>/<counter> scalars. The root attribute
- * format_version says which; a file without it, or whose root attribute
+ * Layout (format 2, include/cxlsim/h5out.h): /stats/<group>/<counter> is a
+ * uint64 column over the group's rows (node and index columns alongside),
+ * so a counter of group "core" is one read and one sum. A file without the
+ * root attribute format_version, of another format (the per-node format 1
+ * included: analysis/cxlsim_h5.py refuses it too), or whose root attribute
  * status does not start with "complete", is refused with one line.
  *
  * HDF5's automatic error printing is off while reading (restored after);
@@ -75,7 +75,8 @@ struct acc {
 	double pf_from_mem;
 	bool have_pf_from_mem;
 	uint64_t roi_begin, roi_end; /* min, max */
-	uint32_t cores, cns;
+	bool have_cores;
+	uint32_t cns;
 	const char *err_what;        /* first failure */
 };
 
@@ -115,7 +116,7 @@ static bool exists(hid_t loc, const char *path)
 	return H5Lexists(loc, path, H5P_DEFAULT) > 0;
 }
 
-/* Adds one core group's (format 1) or the core column's (format 2) counters. */
+/* Adds the core group's counter columns (summed over its rows: every core of every CN). */
 static int add_core(hid_t g, struct acc *a)
 {
 	for (size_t i = 0; i < NMAP; i++) {
@@ -152,42 +153,6 @@ static int add_workload(hid_t g, struct acc *a)
 	}
 	a->cns++;
 	return 0;
-}
-
-/* Format 1: /nodes/<id>/{core<i>,workload}. */
-static herr_t node_child(hid_t g, const char *name, const H5L_info_t *info, void *data)
-{
-	struct acc *a = data;
-	(void)info;
-	H5O_info_t oi;
-	if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP)
-		return 0;
-	hid_t c = H5Gopen2(g, name, H5P_DEFAULT);
-	if (c < 0)
-		return -1;
-	int rc = 0;
-	if (strncmp(name, "core", 4) == 0 && name[4] >= '0' && name[4] <= '9') {
-		rc = add_core(c, a);
-		a->cores++;
-	} else if (strcmp(name, "workload") == 0) {
-		rc = add_workload(c, a);
-	}
-	H5Gclose(c);
-	return rc < 0 ? -1 : 0;
-}
-
-static herr_t node_group(hid_t g, const char *name, const H5L_info_t *info, void *data)
-{
-	(void)info;
-	H5O_info_t oi;
-	if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_GROUP)
-		return 0;
-	hid_t n = H5Gopen2(g, name, H5P_DEFAULT);
-	if (n < 0)
-		return -1;
-	herr_t rc = H5Literate(n, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, node_child, data);
-	H5Gclose(n);
-	return rc;
 }
 
 /* A string attribute of the root (variable-length UTF-8), into buf. */
@@ -261,41 +226,36 @@ int camp_read_h5(const char *path, struct camp_counts *out, char *err, size_t er
 			 status[0] ? status : "missing");
 		goto out;
 	}
-	if (version >= 2) {
-		if (exists(f, "/stats") && exists(f, "/stats/core")) {
-			hid_t g = H5Gopen2(f, "/stats/core", H5P_DEFAULT);
-			if (g < 0 || add_core(g, &a) != 0) {
-				if (g >= 0)
-					H5Gclose(g);
-				snprintf(err, errlen, "%s: cannot read /stats/core/%s", path,
-					 a.err_what ? a.err_what : "");
-				goto out;
-			}
-			a.cores = 1;
-			H5Gclose(g);
-		}
-		if (exists(f, "/stats") && exists(f, "/stats/workload")) {
-			hid_t g = H5Gopen2(f, "/stats/workload", H5P_DEFAULT);
-			if (g < 0 || add_workload(g, &a) != 0) {
-				if (g >= 0)
-					H5Gclose(g);
-				snprintf(err, errlen, "%s: cannot read /stats/workload", path);
-				goto out;
-			}
-			H5Gclose(g);
-		}
-	} else if (exists(f, "/nodes")) {
-		hid_t g = H5Gopen2(f, "/nodes", H5P_DEFAULT);
-		herr_t r = g < 0 ? -1 : H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, node_group, &a);
-		if (g >= 0)
-			H5Gclose(g);
-		if (r < 0) {
-			snprintf(err, errlen, "%s: cannot read the cores' counters (%s)", path,
-				 a.err_what ? a.err_what : "/nodes");
+	if (version != 2) {
+		snprintf(err, errlen,
+			 "%s: format_version %u; cxlsim-camp reads format 2 only (re-run the simulation "
+			 "with this cxlsim: its configuration is the file's attribute config)",
+			 path, version);
+		goto out;
+	}
+	if (exists(f, "/stats") && exists(f, "/stats/core")) {
+		hid_t g = H5Gopen2(f, "/stats/core", H5P_DEFAULT);
+		if (g < 0 || add_core(g, &a) != 0) {
+			if (g >= 0)
+				H5Gclose(g);
+			snprintf(err, errlen, "%s: cannot read /stats/core/%s", path,
+				 a.err_what ? a.err_what : "");
 			goto out;
 		}
+		a.have_cores = true;
+		H5Gclose(g);
 	}
-	if (a.cores == 0 || out->state[CAMP_CYCLES] != CAMP_COUNTED) {
+	if (exists(f, "/stats") && exists(f, "/stats/workload")) {
+		hid_t g = H5Gopen2(f, "/stats/workload", H5P_DEFAULT);
+		if (g < 0 || add_workload(g, &a) != 0) {
+			if (g >= 0)
+				H5Gclose(g);
+			snprintf(err, errlen, "%s: cannot read /stats/workload", path);
+			goto out;
+		}
+		H5Gclose(g);
+	}
+	if (!a.have_cores || out->state[CAMP_CYCLES] != CAMP_COUNTED) {
 		snprintf(err, errlen,
 			 "%s: no core counters (a run of an out-of-order workload: workload.kernel "
 			 "other than tester)",

@@ -15,6 +15,19 @@
  * COMPUTE n costs n cycles unless the window fills first. One event per
  * COMPUTE stretch, plus one per completion: the model never ticks cycles.
  *
+ * Dataflow. A load or store may name the handle of an earlier load (or
+ * atomic) its address comes from (kop adep), and a store the handle whose
+ * value it adds a constant to (kop vdep): a replayed trace says which load
+ * an address was computed from. Such an operation enters the window at once
+ * — the frontend goes on with later, independent operations — but stays in
+ * S_WAIT until its producer has completed: a dependent load then issues, a
+ * dependent store sends its exclusive prefetch and becomes ready to retire.
+ * So a pointer chase has one miss outstanding at a time while independent
+ * loads behind it still overlap. Producers are found by handle in a table of
+ * the last CXS_KT_MAX_INFLIGHT (the program never has more in flight), which
+ * keeps a producer's value after it retires. A producer that is replayed
+ * (TSO) after its dependants issued does not re-issue them.
+ *
  * Counters are integrals over time of piecewise-constant state (between two
  * events of the core nothing changes): at every event, the interval since the
  * last one is split into "frontend busy" (before busy_until) and "stalled"
@@ -22,7 +35,8 @@
  * interval decide which stall counters it feeds. They count only inside the
  * program's region of interest. Definitions (CAMP Table 5, Intel PMU names):
  */
-#include "cxlsim/core.h"
+#include "core_priv.h"
+#include "cxlsim/model.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,43 +44,6 @@
 #include <string.h>
 
 /* name, unit, definition (HDF5 attribute), Intel event it stands for */
-#define CORE_COUNTERS(X)                                                                           \
-	X(cycles, "cycles", "cycles in the region of interest (CPU_CLK_UNHALTED.THREAD)")            \
-	X(instructions, "instructions", "instructions dispatched, memory and non-memory (INST_RETIRED.ANY)") \
-	X(loads, "loads", "demand loads (MEM_INST_RETIRED.ALL_LOADS)")                               \
-	X(stores, "stores", "stores (MEM_INST_RETIRED.ALL_STORES)")                                  \
-	X(atomics, "ops", "atomic read-modify-writes (MEM_INST_RETIRED.LOCK_LOADS)")                 \
-	X(fences, "ops", "full fences")                                                              \
-	X(stalls_total, "cycles", "cycles the frontend dispatched nothing: window, queue or buffer full, drain, or waiting for a value (CYCLE_ACTIVITY.STALLS_TOTAL)") \
-	X(stalls_l1d_miss, "cycles", "stall cycles while a demand load that missed L1 or hit a fill buffer is outstanding (CYCLE_ACTIVITY.STALLS_L1D_MISS)") \
-	X(stalls_l2_miss, "cycles", "stall cycles while a demand load that missed L2 is outstanding (CYCLE_ACTIVITY.STALLS_L2_MISS)") \
-	X(stalls_l3_miss, "cycles", "stall cycles while a demand load that missed L3 is outstanding (CYCLE_ACTIVITY.STALLS_L3_MISS)") \
-	X(bound_on_stores, "cycles", "stall cycles with the store queue full and no demand load missing L1 (EXE_ACTIVITY.BOUND_ON_STORES)") \
-	X(l1d_misses, "loads", "demand loads that missed L1 and were not LFB hits (MEM_LOAD_RETIRED.L1_MISS)") \
-	X(l2_misses, "loads", "demand loads that missed L2 (MEM_LOAD_RETIRED.L2_MISS)")              \
-	X(l3_misses, "loads", "demand loads that missed L3: served by local DRAM or CXL memory (MEM_LOAD_RETIRED.L3_MISS)") \
-	X(cxl_loads, "loads", "demand loads that missed L3 to CXL memory")                            \
-	X(lfb_hits, "loads", "demand loads to a line already being filled (MEM_LOAD_RETIRED.FB_HIT)") \
-	X(forwarded, "loads", "loads served by store-to-load forwarding")                            \
-	X(replays, "loads", "loads replayed because their line was lost before they retired (TSO; MACHINE_CLEARS.MEMORY_ORDERING)") \
-	X(demand_reads, "loads", "demand loads that missed L3 (OFFCORE_REQUESTS.DEMAND_DATA_RD)")    \
-	X(demand_reads_outstanding, "cycles", "sum over cycles of L3-missing demand loads outstanding (OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD); / demand_reads = mean latency") \
-	X(cycles_with_demand_read, "cycles", "cycles with at least one L3-missing demand load outstanding (OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD); outstanding / this = MLP") \
-	X(l1_pf_requests, "requests", "L1 prefetcher requests (L1D_PEND_MISS / SW-visible prefetch responses)") \
-	X(l1_pf_from_mem, "requests", "L1 prefetches that missed L3 (served from memory): R_Mem's numerator") \
-	X(l2_pf_requests, "requests", "L2 prefetcher requests (L2_RQSTS.ALL_PF)")                     \
-	X(l2_pf_l3_hits, "requests", "L2 prefetches that hit L3 (L2_RQSTS.PF_MISS minus LLC misses)") \
-	X(store_prefetches, "requests", "exclusive prefetches sent for stores (RFO prefetch)")        \
-	X(sb_transactions, "transactions", "store-buffer head transactions (a group of coalesced stores)") \
-	X(sb_coalesced, "stores", "stores that joined another store's transaction (coalescing)")      \
-	X(sb_drain_ps_total, "ps", "time store-buffer transactions took from issue to commit")
-
-enum {
-#define ENUM(n, u, d) C_##n,
-	CORE_COUNTERS(ENUM)
-#undef ENUM
-	C_COUNT
-};
 
 static const char *const counter_name[C_COUNT] = {
 #define NAME(n, u, d) #n,
@@ -92,107 +69,32 @@ static bool in_ps(int i)
 	       i == C_demand_reads_outstanding || i == C_cycles_with_demand_read;
 }
 
-enum kind { K_LOAD = 1, K_STORE, K_ATOMIC };
-enum st { S_WAIT = 0, S_ISSUED, S_DONE };
-enum block { B_NONE = 0, B_ROB, B_LQ, B_SQ, B_DRAIN, B_VALUE, B_DONE };
 static const char *const block_name[] = {"running", "reorder buffer full", "load queue full",
 					 "store queue full", "draining for a fence or atomic",
 					 "waiting for a value", "finished"};
 
-/* Request tags: source in the top 2 bits, then slot, then generation. */
-enum { T_ROB = 0, T_SB = 1, T_PF = 2 };
-#define TAG(src, slot, gen) ((uint64_t)(src) << 62 | (uint64_t)(slot) << 32 | (uint32_t)(gen))
-#define TAG_SRC(t) ((uint32_t)((t) >> 62))
-#define TAG_SLOT(t) ((uint32_t)((t) >> 32) & 0x3fffffffu)
-#define TAG_GEN(t) ((uint32_t)(t))
-
-/* Miss levels a demand load holds while outstanding. */
-#define M_L1 1u
-#define M_L2 2u
-#define M_L3 4u
-
-#define STORE_FILTER 1024 /* buckets of the store-word filter */
-#define L2PF_MAX 16       /* L2 prefetches in flight per core */
-#define L2PF_AHEAD 16     /* how far ahead of a stream the L2 streamer fetches, in lines */
-#define PF_STREAMS 16     /* streams (4 KiB pages) each prefetcher tracks at once */
-#define PF_NONE (UINT64_MAX - 8) /* a tracker's "no miss yet" line */
-#define PF_RECENT 64      /* direct-mapped record of L2-prefetched lines */
-
-/* A prefetcher's view of one page: its last miss. */
-struct pf_stream {
-	uint64_t page, last, used;
-	bool valid;
+const struct cxs_cfg_key cxs_core_keys[] = {
+	{"core", "rob", CXS_CFG_UINT, "224", "Reorder buffer entries (instructions in flight).", NULL, 1, 1048576},
+	{"core", "lq", CXS_CFG_UINT, "128", "Load queue entries (DIKTAMO Table II).", NULL, 1, 1048576},
+	{"core", "sq", CXS_CFG_UINT, "72", "Store queue entries, store buffer included (DIKTAMO Table II).", NULL, 1, 1048576},
+	{"core", "lfb", CXS_CFG_UINT, "12", "Line fill buffers: L1 misses in flight per core.", NULL, 1, 64},
+	{"core", "l1_prefetch", CXS_CFG_BOOL, "true", "L1 next-line stream prefetcher.", NULL, 0, 0},
+	{"core", "l2_prefetch", CXS_CFG_BOOL, "true", "L2 stream prefetcher.", NULL, 0, 0},
+	{"core", "fault", CXS_CFG_ENUM, "none", "Fault injection for testing the litmus tests: fence_noop (fences drain nothing), sb_parallel (the store buffer drains all at once, out of order), no_replay (loads that performed out of order are kept), unordered (sb_parallel + no_replay).", "none|fence_noop|sb_parallel|no_replay|unordered", 0, 0},
 };
-#define WORD_BUCKET(a) (((a) >> 3) & (STORE_FILTER - 1))
+const struct cxs_key_table cxs_core_key_table = CXS_KEY_TABLE(cxs_core_keys);
 
-struct ent {
-	uint64_t seq, addr, value;
-	uint32_t handle, gen;
-	uint8_t kind, op, size, state;
-	uint8_t replay, fwd, lfb, miss; /* miss: M_* held while outstanding */
-};
-
-struct sb_ent {
-	uint64_t addr, value;
-	uint8_t size, remote;
-};
-
-struct lfb_ent {
-	uint64_t line, tag;
-	uint8_t valid;
-};
-
-struct cxs_core {
-	uint32_t node, id;
-	struct cxs_core_params p;
-	struct cxs_core_env env;
-	struct cxs_kt *kt;
-
-	struct ent *rob;          /* ring of p.rob */
-	uint32_t rob_head, rob_n, nloads, nstores;
-	uint64_t seq;             /* instructions dispatched */
-	uint32_t gen;
-
-	struct sb_ent *sb;        /* ring of p.sq */
-	uint32_t sb_head, sb_n;
-	uint32_t sb_group, sb_left; /* head transaction: stores in it, completions awaited */
-	uint64_t sb_pending[2];     /* which stores of the head transaction are in flight */
-	bool sb_held;
-	uint32_t sb_held_n;         /* the group the protocol held (sb_head returned false) */
-	bool sb_released;           /* ... and then released: issue exactly that group */
-	cxs_time sb_issued;
-
-	/*
-	 * Stores in the window or the buffer per 8-byte word (hashed): accesses
-	 * are aligned and at most 8 bytes, so a load can overlap a store only in
-	 * the same word, and an empty bucket proves there is nothing to forward.
-	 */
-	uint16_t store_words[STORE_FILTER];
-	uint32_t nwaiting;        /* loads in S_WAIT */
-	uint64_t nretired;        /* window entries retired: entry i of the window is number nretired + i */
-	uint64_t wait_lo;         /* no entry numbered below this is in S_WAIT */
-
-	struct lfb_ent lfb[64];
-	uint32_t l2pf_inflight;
-	struct lfb_ent l2pf[L2PF_MAX]; /* lines the L2 prefetcher has in flight */
-	struct pf_stream l1s[PF_STREAMS], l2s[PF_STREAMS]; /* per-page stream trackers */
-	uint64_t pf_clock;        /* LRU order of the trackers */
-	uint64_t pf_recent[PF_RECENT]; /* lines the L2 prefetcher fetched (line + 1; 0 empty) */
-	uint64_t last_pfm_line;
-
-	struct cxs_kop op;
-	bool have_op;
-	uint32_t compute_left;
-	uint8_t block;
-	cxs_time busy_until, wake_at, acc_t;
-	uint32_t n_miss[3];       /* outstanding demand loads that missed L1, L2, L3 */
-	bool counting, failed, done;
-	cxs_time roi_begin, roi_end;
-	char err[512];
-
-	uint64_t c[C_COUNT];
-	uint64_t *out[C_COUNT];
-};
+void cxs_core_configure(const struct cxs_config *cfg, struct cxs_core_params *p)
+{
+	cxs_core_default_params(p);
+	p->rob = (uint32_t)cxs_config_uint(cfg, "core", "rob");
+	p->lq = (uint32_t)cxs_config_uint(cfg, "core", "lq");
+	p->sq = (uint32_t)cxs_config_uint(cfg, "core", "sq");
+	p->lfb = (uint32_t)cxs_config_uint(cfg, "core", "lfb");
+	p->l1_prefetch = cxs_config_bool(cfg, "core", "l1_prefetch");
+	p->l2_prefetch = cxs_config_bool(cfg, "core", "l2_prefetch");
+	p->fault = (uint8_t)cxs_config_enum(cfg, "core", "fault");
+}
 
 void cxs_core_default_params(struct cxs_core_params *p)
 {
@@ -203,7 +105,7 @@ void cxs_core_default_params(struct cxs_core_params *p)
 
 /* ---- accounting ------------------------------------------------------------ */
 
-static void account(struct cxs_core *c, cxs_time now)
+void core_account(struct cxs_core *c, cxs_time now)
 {
 	if (now <= c->acc_t)
 		return;
@@ -253,12 +155,18 @@ static uint64_t window(const struct cxs_core *c)
 	return c->rob_n ? c->seq - c->rob[c->rob_head].seq : 0;
 }
 
+int core_request(struct cxs_core *c, cxs_time t, uint8_t op, uint64_t addr, uint8_t size,
+		 uint64_t value, uint64_t tag, uint8_t flags, uint32_t repl, char *err, size_t len)
+{
+	struct cxs_mem_req r = {.addr = addr, .value = value, .tag = tag, .issued = t,
+				.core = c->id, .op = op, .size = size, .flags = flags, .repl = repl};
+	return c->env.request(c->env.ctx, t, &r, err, len);
+}
+
 static int request(struct cxs_core *c, cxs_time t, uint8_t op, uint64_t addr, uint8_t size,
 		   uint64_t value, uint64_t tag, uint8_t flags, char *err, size_t len)
 {
-	struct cxs_mem_req r = {.addr = addr, .value = value, .tag = tag, .issued = t,
-				.core = c->id, .op = op, .size = size, .flags = flags};
-	return c->env.request(c->env.ctx, t, &r, err, len);
+	return core_request(c, t, op, addr, size, value, tag, flags, 0, err, len);
 }
 
 /* ---- line fill buffer and prefetchers -------------------------------------- */
@@ -418,6 +326,8 @@ static int forward(struct cxs_core *c, uint32_t idx, const struct ent *e, uint64
 		const struct ent *s = rob_at(c, k);
 		if (s->kind != K_STORE || s->addr >= e->addr + e->size || e->addr >= s->addr + s->size)
 			continue;
+		if (s->state != S_DONE)
+			return -1; /* its address or value is not known yet: wait for it */
 		if (s->addr <= e->addr && e->addr + e->size <= s->addr + s->size) {
 			uint64_t v = s->value >> (8 * (e->addr - s->addr));
 			*value = e->size < 8 ? v & ((UINT64_C(1) << (8 * e->size)) - 1) : v;
@@ -425,18 +335,73 @@ static int forward(struct cxs_core *c, uint32_t idx, const struct ent *e, uint64
 		}
 		return -1;
 	}
-	for (uint32_t k = c->sb_n; k-- > 0;) { /* then the store buffer, youngest first */
-		const struct sb_ent *s = &c->sb[(c->sb_head + k) % c->p.sq];
-		if (s->addr >= e->addr + e->size || e->addr >= s->addr + s->size)
-			continue;
-		if (s->addr <= e->addr && e->addr + e->size <= s->addr + s->size) {
-			uint64_t v = s->value >> (8 * (e->addr - s->addr));
-			*value = e->size < 8 ? v & ((UINT64_C(1) << (8 * e->size)) - 1) : v;
-			return 1;
-		}
-		return -1;
+	return sb_forward(c, e->addr, e->size, value); /* then the store buffer */
+}
+
+/*
+ * Has producer h completed? 1 with its value in *v, 0 if not yet. A handle
+ * the table no longer holds was overwritten by one CXS_KT_MAX_INFLIGHT
+ * younger, which the program issues only after h retired: ready, its value
+ * unknown (*known = false).
+ */
+static int dep_ready(const struct cxs_core *c, uint32_t h, uint64_t *v, bool *known)
+{
+	const struct prod *p = &c->prod[h % CXS_KT_MAX_INFLIGHT];
+	*known = true;
+	*v = 0;
+	if (h == CXS_KT_NO_DEP)
+		return 1;
+	if (p->h != h) {
+		*known = false;
+		return 1;
 	}
-	return 0;
+	if (p->retired) {
+		*v = p->value;
+		return 1;
+	}
+	const struct ent *e = &c->rob[p->slot];
+	if (e->gen != p->gen || e->state != S_DONE)
+		return 0;
+	*v = e->value;
+	return 1;
+}
+
+static void note_producer(struct cxs_core *c, const struct ent *e)
+{
+	uint32_t slot = (uint32_t)(e - c->rob);
+	c->prod[e->handle % CXS_KT_MAX_INFLIGHT] =
+		(struct prod){.h = e->handle, .slot = slot, .gen = e->gen};
+}
+
+static int store_prefetch(struct cxs_core *c, cxs_time now, uint64_t addr, uint8_t size,
+			  char *err, size_t len);
+
+/*
+ * A store waiting for its producers (S_WAIT, counted in nwaiting): once both
+ * have completed, its value is known, it sends its exclusive prefetch if its
+ * address was what it waited for, and it is ready to retire.
+ */
+static int resolve_store(struct cxs_core *c, cxs_time now, struct ent *e, char *err, size_t len)
+{
+	uint64_t av, vv;
+	bool aknown, vknown;
+	if (!dep_ready(c, e->adep, &av, &aknown) || !dep_ready(c, e->vdep, &vv, &vknown))
+		return 0;
+	if (e->vdep != CXS_KT_NO_DEP) {
+		if (!vknown) {
+			snprintf(err, len, "node %u core %u: a store adds to the value of handle %u, "
+				 "which the core no longer holds", c->node, c->id, e->vdep);
+			return -1;
+		}
+		e->value += vv;
+		if (e->size < 8)
+			e->value &= (UINT64_C(1) << (8 * e->size)) - 1;
+	}
+	bool addr_was_pending = e->adep != CXS_KT_NO_DEP;
+	e->adep = e->vdep = CXS_KT_NO_DEP;
+	e->state = S_DONE;
+	c->nwaiting--;
+	return addr_was_pending ? store_prefetch(c, now, e->addr, e->size, err, len) : 0;
 }
 
 /*
@@ -458,6 +423,12 @@ static int try_issue(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, 
 {
 	struct ent *e = rob_at(c, idx);
 	uint64_t v;
+	if (e->adep != CXS_KT_NO_DEP) {
+		bool known;
+		if (!dep_ready(c, e->adep, &v, &known))
+			return 0; /* its address is not known yet */
+		e->adep = CXS_KT_NO_DEP;
+	}
 	int f = forward(c, idx, e, &v);
 	if (f < 0)
 		return 0; /* partly covered by an older store: wait until it drains */
@@ -544,129 +515,93 @@ static int issue_waiting(struct cxs_core *c, cxs_time now, char *err, size_t len
 	uint64_t first = UINT64_MAX;
 	for (; i < c->rob_n && c->nwaiting; i++) {
 		struct ent *e = rob_at(c, i);
-		if (e->kind == K_LOAD && e->state == S_WAIT) {
-			if (issue_load(c, now, i, err, len) != 0)
-				return -1;
-			if (e->state == S_WAIT && first == UINT64_MAX)
-				first = c->nretired + i;
-			/* No break when the buffers are full: a younger load that hits
-			 * L1, is an LFB hit or is forwarded still goes. */
-		}
+		if (e->state != S_WAIT || e->kind == K_ATOMIC)
+			continue;
+		if (e->kind == K_LOAD ? issue_load(c, now, i, err, len) != 0
+				      : resolve_store(c, now, e, err, len) != 0)
+			return -1;
+		if (e->state == S_WAIT && first == UINT64_MAX)
+			first = c->nretired + i;
+		/* No break when the buffers are full: a younger load that hits
+		 * L1, is an LFB hit or is forwarded still goes. */
 	}
 	c->wait_lo = first != UINT64_MAX ? first : c->nretired + i;
 	return 0;
 }
 
-/* ---- store buffer -------------------------------------------------------------- */
-
-static void sb_stores(const struct cxs_core *c, struct cxs_sb_store *out, uint32_t n)
+/* The exclusive prefetch of a store whose address is known (once per line in a row). */
+static int store_prefetch(struct cxs_core *c, cxs_time now, uint64_t addr, uint8_t size,
+			  char *err, size_t len)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		const struct sb_ent *s = &c->sb[(c->sb_head + i) % c->p.sq];
-		out[i] = (struct cxs_sb_store){s->addr, s->value, s->size, s->remote};
-	}
-}
-
-/* Starts the head transaction: consecutive stores to the head's line coalesce. */
-static int sb_drain(struct cxs_core *c, cxs_time now, char *err, size_t len)
-{
-	if (c->sb_left || c->sb_n == 0 || c->sb_held)
-		return 0;
-	uint64_t line = c->sb[c->sb_head].addr >> CXS_LINE_SHIFT;
-	uint32_t n = 1;
-	while (n < c->sb_n && (c->sb[(c->sb_head + n) % c->p.sq].addr >> CXS_LINE_SHIFT == line ||
-			       c->p.fault == CXS_CORE_FAULT_SB_PARALLEL ||
-			       c->p.fault == CXS_CORE_FAULT_UNORDERED))
-		n++;
-	struct cxs_sb_store group[128];
-	if (n > 128)
-		n = 128;
-	if (c->sb_released) {
-		n = c->sb_held_n; /* what the protocol saw, even if the group grew since */
-		c->sb_released = false;
-	} else if (c->env.sb_head) {
-		sb_stores(c, group, n);
-		if (!c->env.sb_head(c->env.ctx, c->id, now, group, n)) {
-			c->sb_held = true;
-			c->sb_held_n = n;
-			return 0;
-		}
-	}
-	c->sb_group = c->sb_left = n;
-	c->sb_pending[0] = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
-	c->sb_pending[1] = n <= 64 ? 0 : n >= 128 ? UINT64_MAX : (UINT64_C(1) << (n - 64)) - 1;
-	c->sb_issued = now;
-	if (c->counting) {
-		c->c[C_sb_transactions]++;
-		c->c[C_sb_coalesced] += n - 1;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct sb_ent *s = &c->sb[(c->sb_head + i) % c->p.sq];
-		uint8_t flags = i == n - 1 && c->p.write_through && s->remote ? CXS_REQ_WT : 0;
-		if (request(c, now, CXS_OP_STORE, s->addr, s->size, s->value,
-			    TAG(T_SB, i, ++c->gen), flags, err, len) != 0)
+	uint64_t line = addr >> CXS_LINE_SHIFT;
+	if (line != c->last_pfm_line && c->env.where(c->env.ctx, c->id, addr, true) != CXS_LVL_L1) {
+		c->c[C_store_prefetches] += c->counting;
+		if (request(c, now, CXS_OP_PREFETCH_M, addr, size, 0, TAG(T_PF, 2, ++c->gen), 0,
+			    err, len) != 0)
 			return -1;
 	}
+	c->last_pfm_line = line;
 	return 0;
 }
 
-static int sb_done_one(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, size_t len)
+/*
+ * An atomic at the head of an empty window. Under a protocol that replicates,
+ * a remote atomic is replicated first (its operand travels in the REPL, its
+ * result in the VAL, which the CN sends when it is performed) and issued once
+ * every REPL_ACK is in (core_atomic_replicated).
+ */
+static int issue_atomic(struct cxs_core *c, cxs_time now, struct ent *e, char *err, size_t len)
 {
-	if (idx >= c->sb_group || !(c->sb_pending[idx / 64] >> (idx % 64) & 1)) {
-		snprintf(err, len, "node %u core %u: completion of store %u of a store-buffer "
-			 "transaction that does not have it in flight", c->node, c->id, idx);
-		return -1;
+	uint32_t id = 0;
+	if (sb_replicates(c) && c->env.remote(c->env.ctx, e->addr)) {
+		struct cxs_sb_store st = {e->addr, e->value, e->size, true};
+		if (!c->env.replicate) {
+			snprintf(err, len, "node %u core %u: a protocol that replicates, but the CN has no "
+				 "replication", c->node, c->id);
+			return -1;
+		}
+		if (c->env.replicate(c->env.ctx, c->id, now, &st, 1, true, &id, err, len) != 0)
+			return -1;
+		if (!c->p.commit_before_ack) {
+			c->atomic_repl = id;
+			c->atomic_slot = (uint32_t)(e - c->rob);
+			return 0;
+		}
 	}
-	c->sb_pending[idx / 64] &= ~(UINT64_C(1) << (idx % 64));
-	if (--c->sb_left > 0)
-		return 0;
-	uint32_t n = c->sb_group;
-	if (c->env.commit) {
-		struct cxs_sb_store group[128];
-		sb_stores(c, group, n);
-		c->env.commit(c->env.ctx, c->id, now, group, n);
-	}
-	if (c->counting)
-		c->c[C_sb_drain_ps_total] += now - c->sb_issued;
-	for (uint32_t i = 0; i < n; i++)
-		c->store_words[WORD_BUCKET(c->sb[(c->sb_head + i) % c->p.sq].addr)]--;
-	c->sb_head = (c->sb_head + n) % c->p.sq;
-	c->sb_n -= n;
-	c->sb_group = 0;
-	return sb_drain(c, now, err, len);
+	return core_request(c, now, e->op, e->addr, e->size, e->value,
+			    TAG(T_ROB, (uint32_t)(e - c->rob), e->gen), 0, id, err, len);
 }
 
-int cxs_core_sb_release(struct cxs_core *c, cxs_time now, char *err, size_t errlen)
+int core_atomic_replicated(struct cxs_core *c, cxs_time now, uint32_t id, char *err, size_t len)
 {
-	account(c, now);
-	if (!c->sb_held)
+	if (!c->atomic_repl || c->atomic_repl != id)
 		return 0;
-	c->sb_held = false;
-	c->sb_released = true;
-	if (sb_drain(c, now, err, errlen) != 0)
+	struct ent *e = &c->rob[c->atomic_slot];
+	c->atomic_repl = 0;
+	if (core_request(c, now, e->op, e->addr, e->size, e->value,
+			 TAG(T_ROB, c->atomic_slot, e->gen), 0, id, err, len) != 0)
 		return -1;
-	return cxs_core_step(c, now, err, errlen);
+	return 1;
 }
 
 /* ---- retirement ------------------------------------------------------------------ */
 
-static void retire(struct cxs_core *c, cxs_time now)
+static int retire(struct cxs_core *c, cxs_time now, char *err, size_t len)
 {
 	while (c->rob_n) {
 		struct ent *e = &c->rob[c->rob_head];
 		if (e->state != S_DONE)
-			return;
+			return 0;
 		if (e->kind == K_STORE) {
-			struct sb_ent *s = &c->sb[(c->sb_head + c->sb_n) % c->p.sq];
-			*s = (struct sb_ent){e->addr, e->value, e->size,
-					     c->env.remote(c->env.ctx, e->addr)};
-			c->sb_n++;
 			c->nstores--;
-			if (c->env.sb_enter) {
-				struct cxs_sb_store st = {s->addr, s->value, s->size, s->remote};
-				c->env.sb_enter(c->env.ctx, c->id, now, &st);
-			}
+			if (sb_push(c, e, now, err, len) != 0)
+				return -1;
 		} else {
+			struct prod *p = &c->prod[e->handle % CXS_KT_MAX_INFLIGHT];
+			if (p->h == e->handle) {
+				p->retired = true;
+				p->value = e->value;
+			}
 			cxs_kt_loaded(c->kt, e->handle, e->value);
 			if (e->kind == K_LOAD)
 				c->nloads--;
@@ -675,14 +610,16 @@ static void retire(struct cxs_core *c, cxs_time now)
 		c->rob_n--;
 		c->nretired++;
 	}
+	return 0;
 }
 
 /* ---- the frontend ------------------------------------------------------------------ */
 
-static struct ent *alloc(struct cxs_core *c, uint8_t kind)
+static struct ent *alloc(struct cxs_core *c, uint8_t kind, cxs_time now)
 {
 	struct ent *e = &c->rob[(c->rob_head + c->rob_n) % c->p.rob];
-	*e = (struct ent){.seq = c->seq++, .kind = kind, .gen = ++c->gen};
+	*e = (struct ent){.seq = c->seq++, .kind = kind, .gen = ++c->gen, .adep = CXS_KT_NO_DEP,
+			  .vdep = CXS_KT_NO_DEP, .t_disp = now};
 	c->rob_n++;
 	c->c[C_instructions] += c->counting;
 	return e;
@@ -736,10 +673,20 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				c->block = B_LQ;
 				return 0;
 			}
-			struct ent *e = alloc(c, K_LOAD);
+			struct ent *e = alloc(c, K_LOAD, now);
 			e->addr = op->addr;
 			e->size = op->size;
 			e->handle = op->n;
+			e->adep = op->adep;
+			note_producer(c, e);
+			if (e->adep != CXS_KT_NO_DEP) {
+				uint64_t v;
+				bool known;
+				if (dep_ready(c, e->adep, &v, &known))
+					e->adep = CXS_KT_NO_DEP;
+				else
+					c->c[C_dep_waits] += c->counting;
+			}
 			c->nloads++;
 			mark_waiting(c, c->rob_n - 1);
 			c->c[C_loads] += c->counting;
@@ -753,28 +700,36 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				c->block = B_ROB;
 				return 0;
 			}
-			if (c->nstores + c->sb_n >= c->p.sq) {
+			if (c->nstores + sb_count(c) >= c->p.sq) {
 				c->block = B_SQ;
 				return 0;
 			}
-			struct ent *e = alloc(c, K_STORE);
+			struct ent *e = alloc(c, K_STORE, now);
 			e->addr = op->addr;
 			e->size = op->size;
 			e->value = op->value;
-			e->state = S_DONE; /* address and data known: ready to retire */
+			e->adep = op->adep;
+			e->vdep = op->vdep;
 			c->nstores++;
 			c->store_words[WORD_BUCKET(op->addr)]++;
 			c->c[C_stores] += c->counting;
 			c->have_op = false;
-			uint64_t line = op->addr >> CXS_LINE_SHIFT;
-			if (line != c->last_pfm_line &&
-			    c->env.where(c->env.ctx, c->id, op->addr, true) != CXS_LVL_L1) {
-				c->c[C_store_prefetches] += c->counting;
-				if (request(c, now, CXS_OP_PREFETCH_M, op->addr, op->size, 0,
-					    TAG(T_PF, 2, ++c->gen), 0, err, len) != 0)
+			bool addr_known = true;
+			if (e->adep != CXS_KT_NO_DEP || e->vdep != CXS_KT_NO_DEP) {
+				uint64_t v;
+				bool known;
+				addr_known = dep_ready(c, e->adep, &v, &known);
+				e->state = S_WAIT;
+				mark_waiting(c, c->rob_n - 1);
+				if (resolve_store(c, now, e, err, len) != 0)
 					return -1;
+				if (e->state == S_WAIT)
+					c->c[C_dep_waits] += c->counting;
+			} else {
+				e->state = S_DONE; /* address and data known: ready to retire */
 			}
-			c->last_pfm_line = line;
+			if (addr_known && store_prefetch(c, now, op->addr, op->size, err, len) != 0)
+				return -1;
 			break;
 		}
 		case CXS_KOP_SWAP:
@@ -782,9 +737,10 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 		case CXS_KOP_FENCE:
 		case CXS_KOP_ROI_END:
 			/* Everything older must be done and the store buffer empty. */
-			retire(c, now);
+			if (retire(c, now, err, len) != 0)
+				return -1;
 			bool ignore = op->kind == CXS_KOP_FENCE && c->p.fault == CXS_CORE_FAULT_FENCE_NOOP;
-			if ((c->rob_n || c->sb_n) && !ignore) {
+			if ((c->rob_n || sb_count(c)) && !ignore) {
 				c->block = B_DRAIN;
 				return 0;
 			}
@@ -794,26 +750,27 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				c->c[C_fences] += c->counting;
 				c->c[C_instructions] += c->counting;
 			} else if (op->kind == CXS_KOP_ROI_END) {
-				account(c, now);
+				core_account(c, now);
 				c->counting = false;
 				c->roi_end = now;
 			} else {
-				struct ent *e = alloc(c, K_ATOMIC);
+				struct ent *e = alloc(c, K_ATOMIC, now);
 				e->addr = op->addr;
 				e->size = op->size;
 				e->value = op->value;
 				e->handle = op->n;
+				e->adep = e->vdep = CXS_KT_NO_DEP;
+				note_producer(c, e);
 				e->state = S_ISSUED;
+				e->op = op->kind == CXS_KOP_SWAP ? CXS_OP_SWAP : CXS_OP_FETCH_ADD;
 				c->c[C_atomics] += c->counting;
-				if (request(c, now,
-					    op->kind == CXS_KOP_SWAP ? CXS_OP_SWAP : CXS_OP_FETCH_ADD,
-					    op->addr, op->size, op->value, TAG(T_ROB, c->rob_head, e->gen),
-					    0, err, len) != 0)
+				if (issue_atomic(c, now, e, err, len) != 0)
 					return -1;
 			}
 			break;
 		case CXS_KOP_WAIT:
-			retire(c, now);
+			if (retire(c, now, err, len) != 0)
+				return -1;
 			if (!cxs_kt_ready(c->kt, op->n)) {
 				c->block = B_VALUE;
 				return 0;
@@ -821,7 +778,7 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 			c->have_op = false;
 			break;
 		case CXS_KOP_ROI_BEGIN:
-			account(c, now);
+			core_account(c, now);
 			roi_begin(c, now);
 			c->have_op = false;
 			break;
@@ -842,10 +799,11 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 
 int cxs_core_step(struct cxs_core *c, cxs_time now, char *err, size_t errlen)
 {
-	account(c, now);
+	core_account(c, now);
 	if (c->wake_at <= now)
 		c->wake_at = 0;
-	retire(c, now);
+	if (retire(c, now, err, errlen) != 0)
+		return -1;
 	if (sb_drain(c, now, err, errlen) != 0 || issue_waiting(c, now, err, errlen) != 0)
 		return -1;
 	if (c->done || c->failed || now < c->busy_until)
@@ -853,14 +811,15 @@ int cxs_core_step(struct cxs_core *c, cxs_time now, char *err, size_t errlen)
 	if (frontend(c, now, err, errlen) != 0)
 		return -1;
 	/* Stores it dispatched are ready: into the buffer, and drain. */
-	retire(c, now);
+	if (retire(c, now, err, errlen) != 0)
+		return -1;
 	return sb_drain(c, now, err, errlen);
 }
 
 int cxs_core_complete(struct cxs_core *c, cxs_time now, const struct cxs_mem_req *r,
 		      uint64_t value, char *err, size_t errlen)
 {
-	account(c, now);
+	core_account(c, now);
 	uint64_t tag = r->tag;
 	switch (TAG_SRC(tag)) {
 	case T_ROB: {
@@ -887,7 +846,7 @@ int cxs_core_complete(struct cxs_core *c, cxs_time now, const struct cxs_mem_req
 		break;
 	}
 	case T_SB:
-		if (sb_done_one(c, now, TAG_SLOT(tag), err, errlen) != 0)
+		if (sb_complete(c, now, tag, err, errlen) != 0)
 			return -1;
 		break;
 	default: /* prefetches */
@@ -949,13 +908,17 @@ struct cxs_core *cxs_core_new(uint32_t node, uint32_t id, const struct cxs_core_
 	c->env = *env;
 	c->kt = program;
 	c->last_pfm_line = PF_NONE;
+	for (uint32_t i = 0; i < CXS_KT_MAX_INFLIGHT; i++)
+		c->prod[i].h = CXS_KT_NO_DEP; /* names no handle */
 	c->rob = calloc(p->rob, sizeof *c->rob);
-	c->sb = calloc(p->sq, sizeof *c->sb);
-	if (!c->rob || !c->sb)
+	c->proto = sb_protocol_of(p->protocol);
+	if (!c->rob || sb_init(c) != 0)
 		goto oom;
 	if (st) {
 		char group[32];
 		snprintf(group, sizeof group, "core%u", id);
+		if (cxs_stats_instance(st, group, "core", id) != 0) /* row `id` of group core */
+			goto oom;
 		for (int i = 0; i < C_COUNT; i++)
 			c->out[i] = cxs_stats_counter(st, group, counter_name[i], counter_unit[i],
 						      counter_doc[i]);
@@ -972,7 +935,7 @@ void cxs_core_free(struct cxs_core *c)
 	if (!c)
 		return;
 	free(c->rob);
-	free(c->sb);
+	sb_free(c);
 	free(c);
 }
 
@@ -985,7 +948,7 @@ void cxs_core_finish_counters(struct cxs_core *c)
 
 bool cxs_core_done(const struct cxs_core *c)
 {
-	return c->done && c->rob_n == 0 && c->sb_n == 0;
+	return c->done && c->rob_n == 0 && sb_count(c) == 0;
 }
 
 bool cxs_core_failed(const struct cxs_core *c)
@@ -1014,8 +977,8 @@ int cxs_core_describe(const struct cxs_core *c, char *buf, size_t len)
 	return snprintf(buf, len,
 			"core %u: %s, %" PRIu64 " instr, window %u (%u ld, %u st), SB %u%s, "
 			"oldest %s %#" PRIx64 " %s",
-			c->id, block_name[c->block], c->seq, c->rob_n, c->nloads, c->nstores, c->sb_n,
-			c->sb_held ? " (head held)" : "",
+			c->id, block_name[c->block], c->seq, c->rob_n, c->nloads, c->nstores, c->sb.n,
+			c->sb.held ? " (head held)" : "",
 			!h ? "-" : h->kind == K_LOAD ? "load" : h->kind == K_STORE ? "store" : "atomic",
 			h ? h->addr : 0,
 			!h ? "" : h->state == S_WAIT ? "waiting to issue" : h->state == S_ISSUED ? "in flight" : "done");

@@ -70,9 +70,12 @@
  * result needs more than 64 bits only if bw < 256 B/s; it then saturates.
  */
 #include "cxlsim/fabric.h"
+#include "cxlsim/model.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* CXL.mem slot and line sizes behind the table below. */
 enum {
@@ -214,4 +217,28 @@ cxs_time cxs_fabric_ser(const struct cxs_fabric_params *p, uint32_t bytes)
 	if (r == 0)
 		return q;
 	return q == CXS_TIME_INF ? q : q + 1;
+}
+
+/* ---- [fabric]: the switch and links of the memory system's cluster ---------- */
+
+const struct cxs_cfg_key cxs_fabric_keys[] = {
+	{"fabric", "link_latency", CXS_CFG_TIME, "40ns", "Node to switch, one way (200 ns round trip with the switch and a 20 ns directory lookup).", NULL, 1, 1e12},
+	{"fabric", "switch_latency", CXS_CFG_TIME, "10ns", "Switch traversal.", NULL, 0, 1e12},
+	{"fabric", "link_gbps", CXS_CFG_DOUBLE, "125", "Link bandwidth per direction in GB/s (4 TB/s over 32 ports).", NULL, 0.001, 1e6},
+	{"fabric", "detect_latency", CXS_CFG_TIME, "1us", "How long after a CN fails the switch notices (it sets the CN's Viral_Status bit and tells the other nodes, DIKTAMO §V-A); longer than any message's flight, so that everything the CN sent before failing has arrived.", NULL, 1, 1e15},
+};
+const struct cxs_key_table cxs_fabric_key_table = CXS_KEY_TABLE(cxs_fabric_keys);
+
+int cxs_fabric_configure(const struct cxs_config *cfg, struct cxs_fabric_params *p, char *err,
+			 size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	*p = (struct cxs_fabric_params){
+		.link_latency = cxs_config_time_ps(cfg, "fabric", "link_latency"),
+		.switch_latency = cxs_config_time_ps(cfg, "fabric", "switch_latency"),
+		.link_bytes_per_s = (uint64_t)llround(cxs_config_double(cfg, "fabric", "link_gbps") * 1e9),
+		.detect_latency = cxs_config_time_ps(cfg, "fabric", "detect_latency"),
+	};
+	return 0;
 }

@@ -58,7 +58,7 @@
 #include "cxlsim/engine.h"
 #include "cxlsim/fabric.h"
 
-const struct cxs_cfg_key cxs_tier_keys[] = {
+static const struct cxs_cfg_key tier_keys[] = {
 	{"tier", "placement", CXS_CFG_ENUM, "off", "Where the workload's pages live: off (shared data in CXL memory, private data local: no tiers), dram (all in the CN's DRAM), cxl (all on the far device), interleave (tier.dram_pct % in DRAM, spread evenly). Tier modes need system.cns = 1.", "off|dram|cxl|interleave", 0, 0},
 	{"tier", "dram_pct", CXS_CFG_UINT, "50", "With placement = interleave: the share of pages in local DRAM, in percent (MPOL_WEIGHTED_INTERLEAVE weights dram_pct : 100 - dram_pct).", NULL, 0, 100},
 	{"tier", "device", CXS_CFG_ENUM, "cxl_a", "The far tier, after CAMP's platforms: numa (remote socket, 140 ns idle, local bandwidth), cxl_a (214 ns, half the local bandwidth), cxl_b (272 ns: 27 % above A), cxl_c (214 ns, twice A's bandwidth).", "numa|cxl_a|cxl_b|cxl_c", 0, 0},
@@ -67,7 +67,7 @@ const struct cxs_cfg_key cxs_tier_keys[] = {
 	{"tier", "far_latency", CXS_CFG_TIME, "0", "Idle load-to-use latency of the far device; 0: the preset's.", NULL, 0, 1e9},
 	{"tier", "far_channels", CXS_CFG_UINT, "0", "DRAM channels of the far device (25.6 GB/s each); 0: the preset's.", NULL, 0, 64},
 };
-const size_t cxs_tier_nkeys = sizeof cxs_tier_keys / sizeof cxs_tier_keys[0];
+const struct cxs_key_table cxs_tier_key_table = CXS_KEY_TABLE(tier_keys);
 
 struct device {
 	const char *name;

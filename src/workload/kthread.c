@@ -70,6 +70,9 @@ struct cxs_kt {
 	uint64_t rval[MAX_RESULTS];
 	size_t nresults;
 
+	uint64_t mem_ops;   /* loads, stores and atomics the program has issued */
+	struct cxs_kt_wait wait; /* the lock or barrier it spins on, if any */
+
 	struct native *nat; /* non-NULL in the native backend */
 	uint32_t nat_ops;   /* operations since the last yield */
 	bool nat_spun;      /* the last yield was a failed spin */
@@ -234,14 +237,55 @@ static uint32_t new_handle(struct cxs_kt *kt)
 uint32_t cxs_kt_ld(struct cxs_kt *kt, uint64_t addr, uint8_t size)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	uint32_t h = new_handle(kt);
 	if (kt->nat) {
 		cxs_kt_loaded(kt, h, native_read(kt, addr, size));
 		native_tick(kt, false);
 		return h;
 	}
-	push(kt, &(struct cxs_kop){.kind = CXS_KOP_LOAD, .size = size, .n = h, .addr = addr});
+	push(kt, &(struct cxs_kop){.kind = CXS_KOP_LOAD, .size = size, .n = h, .addr = addr,
+				   .adep = CXS_KT_NO_DEP, .vdep = CXS_KT_NO_DEP});
 	return h;
+}
+
+uint32_t cxs_kt_ld_dep(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t dep)
+{
+	check_access(kt, addr, size);
+	uint32_t h = new_handle(kt);
+	if (kt->nat) {
+		cxs_kt_loaded(kt, h, native_read(kt, addr, size));
+		native_tick(kt, false);
+		return h;
+	}
+	push(kt, &(struct cxs_kop){.kind = CXS_KOP_LOAD, .size = size, .n = h, .addr = addr,
+				   .adep = dep, .vdep = CXS_KT_NO_DEP});
+	return h;
+}
+
+bool cxs_kt_handle_live(const struct cxs_kt *kt, uint32_t h)
+{
+	return h < kt->next_h && kt->gen[h % CXS_KT_MAX_INFLIGHT] == h;
+}
+
+void cxs_kt_store_dep(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value,
+		      uint32_t adep, uint32_t vdep)
+{
+	check_access(kt, addr, size);
+	uint64_t mask = size < 8 ? (UINT64_C(1) << (8 * size)) - 1 : UINT64_MAX;
+	if (vdep != CXS_KT_NO_DEP && !cxs_kt_handle_live(kt, vdep))
+		cxs_kt_fail(kt, "thread %u: store value depends on handle %u, which is not in "
+			    "flight", kt->p.id, vdep);
+	if (kt->nat) {
+		if (vdep != CXS_KT_NO_DEP)
+			value += kt->val[vdep % CXS_KT_MAX_INFLIGHT];
+		native_write(kt, addr, size, value & mask);
+		native_tick(kt, false);
+		return;
+	}
+	push(kt, &(struct cxs_kop){.kind = CXS_KOP_STORE, .size = size, .addr = addr,
+				   .value = vdep != CXS_KT_NO_DEP ? value : value & mask,
+				   .adep = adep, .vdep = vdep});
 }
 
 uint64_t cxs_kt_get(struct cxs_kt *kt, uint32_t h)
@@ -266,6 +310,7 @@ uint64_t cxs_kt_load(struct cxs_kt *kt, uint64_t addr, uint8_t size)
 void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	if (size < 8)
 		value &= (UINT64_C(1) << (8 * size)) - 1;
 	if (kt->nat) {
@@ -274,13 +319,14 @@ void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value
 		return;
 	}
 	push(kt, &(struct cxs_kop){.kind = CXS_KOP_STORE, .size = size, .addr = addr,
-				   .value = value});
+				   .value = value, .adep = CXS_KT_NO_DEP, .vdep = CXS_KT_NO_DEP});
 }
 
 static uint64_t atomic_op(struct cxs_kt *kt, uint8_t kind, uint64_t addr, uint8_t size,
 			  uint64_t v)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	uint64_t mask = size < 8 ? (UINT64_C(1) << (8 * size)) - 1 : UINT64_MAX;
 	if (kt->nat) {
 		uint64_t old = native_read(kt, addr, size);
@@ -337,12 +383,23 @@ static void spin_wait(struct cxs_kt *kt, uint32_t *backoff)
 		*backoff *= 2;
 }
 
+/*
+ * The lock word holds its holder's thread id + 1 (0: free), so that a thread
+ * spinning on it knows whom it waits for: a failure report names a lock held
+ * by a dead thread, and recovery can release it.
+ */
 void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
 {
 	uint32_t backoff = BACKOFF_MIN;
+	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_LOCK, .addr = addr,
+					.holder = UINT32_MAX};
 	for (;;) {
-		if (cxs_kt_load(kt, addr, 8) == 0 && cxs_kt_swap(kt, addr, 8, 1) == 0)
+		uint64_t v = cxs_kt_load(kt, addr, 8);
+		if (v == 0 && (v = cxs_kt_swap(kt, addr, 8, (uint64_t)kt->p.id + 1)) == 0) {
+			kt->wait.kind = CXS_KT_NO_WAIT;
 			return;
+		}
+		kt->wait.holder = (uint32_t)(v - 1);
 		spin_wait(kt, &backoff);
 	}
 }
@@ -362,8 +419,16 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 		return;
 	}
 	uint32_t backoff = BACKOFF_MIN;
+	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_BARRIER, .addr = addr, .n = n,
+					.holder = UINT32_MAX};
 	while (cxs_kt_load(kt, addr + 8, 8) != sense)
 		spin_wait(kt, &backoff);
+	kt->wait.kind = CXS_KT_NO_WAIT;
+}
+
+void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w)
+{
+	*w = kt->wait;
 }
 
 void cxs_kt_roi_begin(struct cxs_kt *kt)
@@ -524,13 +589,27 @@ void cxs_kt_free(struct cxs_kt *kt)
 void cxs_kimage_free(struct cxs_kimage *img)
 {
 	free(img->shared);
-	free(img->info);
+	if (img->info_free)
+		img->info_free(img->info);
+	else
+		free(img->info);
 	img->shared = NULL;
 	img->info = NULL;
 }
 
+uint64_t cxs_kt_mem_ops(const struct cxs_kt *kt)
+{
+	return kt->mem_ops;
+}
+
 int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 		      uint8_t **final_image, char *err, size_t errlen)
+{
+	return cxs_kt_run_native_ops(k, img, final_image, NULL, err, errlen);
+}
+
+int cxs_kt_run_native_ops(const struct cxs_kernel *k, const struct cxs_kimage *img,
+			  uint8_t **final_image, uint64_t *mem_ops, char *err, size_t errlen)
 {
 	int rc = -1;
 	uint32_t n = img->nthreads;
@@ -586,6 +665,8 @@ int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 	}
 	*final_image = nat.shared;
 	nat.shared = NULL;
+	for (uint32_t t = 0; mem_ops && t < n; t++)
+		mem_ops[t] = kts[t]->mem_ops;
 	rc = 0;
 out:
 	for (uint32_t t = 0; kts && t < n; t++) {

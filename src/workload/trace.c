@@ -4,7 +4,7 @@
  *
  * Writer
  * ------
- * Records are encoded into a block buffer of block_records * 24 bytes; when it
+ * Records are encoded into a block buffer of block_records * 28 bytes; when it
  * is full the block is compressed with compress2() into a second buffer of
  * compressBound() bytes and written with its header. Memory is therefore two
  * buffers, whatever the trace length. The file header goes out first with a
@@ -26,8 +26,10 @@
  * checks each record as it hands it out, and at the trailer checks the block
  * count, the record counts (header, trailer, blocks) and the CRC over the
  * block CRCs, and that nothing follows. Everything the reader trusts from the
- * file is bounded before use: raw_bytes by block_records * 24, comp_bytes by
- * compressBound of that, so a damaged size never drives an allocation.
+ * file is bounded before use: raw_bytes by block_records times the record
+ * size, comp_bytes by compressBound of that, so a damaged size never drives
+ * an allocation. Version 1 files (24-byte records) are read as version 2
+ * records without flags or dependencies; the writer writes only version 2.
  *
  * Invariants of struct cxs_trace_reader while state == RD_OK:
  *   pos <= nraw <= block_records;
@@ -88,13 +90,17 @@ struct disk_block_header {
 	uint8_t header_crc[4];
 };
 
+/* Version 2's record; version 1's is its first 24 bytes with flags and reserved 0. */
 struct disk_rec {
 	uint8_t op;
 	uint8_t size;
-	uint8_t reserved[2];
+	uint8_t flags;
+	uint8_t reserved;
 	uint8_t gap[4];
 	uint8_t addr[8];
 	uint8_t value[8];
+	uint8_t addr_dep[2];
+	uint8_t value_dep[2];
 };
 
 struct disk_trailer {
@@ -110,9 +116,12 @@ _Static_assert(offsetof(struct disk_header, record_count) == 24, "record_count a
 _Static_assert(offsetof(struct disk_header, header_crc) == 36, "header_crc at byte 36");
 _Static_assert(sizeof(struct disk_block_header) == CXS_TRACE_BLOCK_HEADER_BYTES,
 	       "block header is 20 bytes");
-_Static_assert(sizeof(struct disk_rec) == CXS_TRACE_REC_BYTES, "record is 24 bytes");
+_Static_assert(sizeof(struct disk_rec) == CXS_TRACE_REC_BYTES, "record is 28 bytes");
 _Static_assert(offsetof(struct disk_rec, gap) == 4 && offsetof(struct disk_rec, addr) == 8 &&
-	       offsetof(struct disk_rec, value) == 16, "record field offsets");
+	       offsetof(struct disk_rec, value) == 16 && offsetof(struct disk_rec, addr_dep) == 24 &&
+	       offsetof(struct disk_rec, value_dep) == 26, "record field offsets");
+_Static_assert(offsetof(struct disk_rec, addr_dep) == CXS_TRACE_REC_BYTES_V1,
+	       "a version 1 record is the first 24 bytes of a version 2 record");
 _Static_assert(sizeof(struct disk_trailer) == CXS_TRACE_TRAILER_BYTES, "trailer is 24 bytes");
 _Static_assert(offsetof(struct disk_trailer, trailer_crc) == 20, "trailer_crc at byte 20");
 _Static_assert(sizeof(CXS_TRACE_MAGIC) - 1 == sizeof(((struct disk_header *)0)->magic),
@@ -191,14 +200,20 @@ static void encode_rec(uint8_t *p, const struct cxs_trace_rec *r)
 
 	d->op = r->op;
 	d->size = r->size;
-	d->reserved[0] = d->reserved[1] = 0;
+	d->flags = r->flags;
+	d->reserved = 0;
 	put_le32(d->gap, r->gap);
 	put_le64(d->addr, r->addr);
 	put_le64(d->value, r->value);
+	put_le16(d->addr_dep, r->addr_dep);
+	put_le16(d->value_dep, r->value_dep);
 }
 
-/* Returns the reserved field, which a valid record has 0. */
-static unsigned decode_rec(const uint8_t *p, struct cxs_trace_rec *r)
+/*
+ * Decodes a record of the given version. Returns the bytes that must be 0
+ * (version 1: bytes 2..3; version 2: byte 3) for the caller to check.
+ */
+static unsigned decode_rec(const uint8_t *p, unsigned version, struct cxs_trace_rec *r)
 {
 	const struct disk_rec *d = (const struct disk_rec *)p;
 
@@ -207,7 +222,15 @@ static unsigned decode_rec(const uint8_t *p, struct cxs_trace_rec *r)
 	r->gap = get_le32(d->gap);
 	r->addr = get_le64(d->addr);
 	r->value = get_le64(d->value);
-	return get_le16(d->reserved);
+	if (version == 1) {
+		r->flags = 0;
+		r->addr_dep = r->value_dep = 0;
+		return (unsigned)d->flags | (unsigned)d->reserved << 8;
+	}
+	r->flags = d->flags;
+	r->addr_dep = get_le16(d->addr_dep);
+	r->value_dep = get_le16(d->value_dep);
+	return d->reserved;
 }
 
 /* ------------------------------------------------------------ the record */
@@ -215,28 +238,82 @@ static unsigned decode_rec(const uint8_t *p, struct cxs_trace_rec *r)
 static const char *const op_names[CXS_TRACE_OP_MAX + 1] = {
 	[CXS_TRACE_LOAD] = "ld",       [CXS_TRACE_STORE] = "st",   [CXS_TRACE_RMW] = "rmw",
 	[CXS_TRACE_FENCE] = "fence",   [CXS_TRACE_LOCK] = "lock",  [CXS_TRACE_UNLOCK] = "unlock",
-	[CXS_TRACE_BARRIER] = "barrier",
+	[CXS_TRACE_BARRIER] = "barrier", [CXS_TRACE_POST] = "post", [CXS_TRACE_WAIT] = "wait",
+	[CXS_TRACE_CHECK] = "check",
 };
+
+static const char *const where_names[CXS_TRACE_WHERE_MAX + 1] = {
+	[CXS_TRACE_WHERE_UNKNOWN] = "unknown", [CXS_TRACE_WHERE_HEAP] = "heap",
+	[CXS_TRACE_WHERE_STACK] = "stack",     [CXS_TRACE_WHERE_GLOBAL] = "global",
+	[CXS_TRACE_WHERE_OTHER] = "other",
+};
+
+const char *cxs_trace_where_name(unsigned where)
+{
+	return where <= CXS_TRACE_WHERE_MAX ? where_names[where] : NULL;
+}
 
 const char *cxs_trace_op_name(unsigned op)
 {
 	return op >= 1 && op <= CXS_TRACE_OP_MAX ? op_names[op] : NULL;
 }
 
+/* Ops with a size and an address of their own data (check included). */
 static bool is_data_op(unsigned op)
 {
-	return op == CXS_TRACE_LOAD || op == CXS_TRACE_STORE || op == CXS_TRACE_RMW;
+	return op == CXS_TRACE_LOAD || op == CXS_TRACE_STORE || op == CXS_TRACE_RMW ||
+	       op == CXS_TRACE_CHECK;
 }
 
 static bool is_sync_op(unsigned op)
 {
-	return op == CXS_TRACE_LOCK || op == CXS_TRACE_UNLOCK || op == CXS_TRACE_BARRIER;
+	return op == CXS_TRACE_LOCK || op == CXS_TRACE_UNLOCK || op == CXS_TRACE_BARRIER ||
+	       op == CXS_TRACE_POST || op == CXS_TRACE_WAIT;
+}
+
+/* The version 2 fields: flags and dependencies, by op. */
+static int check_v2_fields(const struct cxs_trace_rec *r, char *why, size_t whylen)
+{
+	unsigned where = r->flags & CXS_TRACE_F_WHERE;
+	bool valued = r->op == CXS_TRACE_STORE || r->op == CXS_TRACE_RMW;
+
+	if (r->flags & ~CXS_TRACE_F_KNOWN) {
+		cxs_set_err(why, whylen, "flags: unknown bits 0x%02x", r->flags & ~CXS_TRACE_F_KNOWN);
+		return -1;
+	}
+	if (where > CXS_TRACE_WHERE_MAX) {
+		cxs_set_err(why, whylen, "flags: where %u is not 0..%d", where, CXS_TRACE_WHERE_MAX);
+		return -1;
+	}
+	if (r->op == CXS_TRACE_FENCE && r->flags != 0) {
+		cxs_set_err(why, whylen, "flags: a fence has none (0x%02x)", r->flags);
+		return -1;
+	}
+	if (r->addr_dep != 0 && !is_data_op(r->op)) {
+		cxs_set_err(why, whylen, "adep: %s has no address dependency", op_names[r->op]);
+		return -1;
+	}
+	if (r->value_dep != 0 && !valued) {
+		cxs_set_err(why, whylen, "vdep: only st and rmw have a value dependency");
+		return -1;
+	}
+	if ((r->flags & CXS_TRACE_F_ADD) && (!valued || r->value_dep == 0)) {
+		cxs_set_err(why, whylen, "add: needs a st or rmw with a value dependency");
+		return -1;
+	}
+	if ((r->flags & CXS_TRACE_F_FADD) && r->op != CXS_TRACE_RMW) {
+		cxs_set_err(why, whylen, "fadd: only an rmw is a fetch-and-add");
+		return -1;
+	}
+	return 0;
 }
 
 int cxs_trace_rec_check(const struct cxs_trace_rec *r, char *why, size_t whylen)
 {
 	unsigned size = r->size;
 
+	if (r->op >= 1 && r->op <= CXS_TRACE_OP_MAX && check_v2_fields(r, why, whylen) < 0)
+		return -1;
 	if (is_data_op(r->op)) {
 		if (size != 1 && size != 2 && size != 4 && size != 8) {
 			cxs_set_err(why, whylen, "size: %u is not 1, 2, 4 or 8", size);
@@ -285,7 +362,7 @@ struct cxs_trace_writer {
 	FILE *f;
 	char *path;             /* the final name */
 	char *partial;          /* path + ".partial", where the bytes go until close */
-	uint8_t *raw;           /* block_records * 24 */
+	uint8_t *raw;           /* block_records * 28 */
 	uint8_t *comp;          /* comp_cap bytes */
 	uLong comp_cap;
 	uint32_t core_id;
@@ -553,11 +630,13 @@ enum rd_state { RD_OK, RD_END, RD_FAILED };
 struct cxs_trace_reader {
 	FILE *f;
 	char *path;
-	uint8_t *raw;            /* block_records * 24 */
+	uint8_t *raw;            /* block_records * rec_bytes */
 	uint8_t *comp;           /* comp_cap bytes */
 	uLong raw_cap, comp_cap;
 	uint32_t core_id;
 	uint32_t block_records;
+	unsigned version;        /* 1 or 2 */
+	unsigned rec_bytes;      /* CXS_TRACE_REC_BYTES or, for version 1, _V1 */
 	uint64_t hdr_count;      /* record count from the file header */
 	uint64_t off;            /* file offset of the next unread byte */
 	uint64_t block_off;      /* file offset of the current block's header */
@@ -679,11 +758,11 @@ static int load_block(struct cxs_trace_reader *r)
 	raw_bytes = get_le32(bh.raw_bytes);
 	comp_bytes = get_le32(bh.comp_bytes);
 	raw_crc = get_le32(bh.raw_crc);
-	if (raw_bytes % CXS_TRACE_REC_BYTES != 0 || raw_bytes > r->raw_cap)
+	if (raw_bytes % r->rec_bytes != 0 || raw_bytes > r->raw_cap)
 		return reader_fail(r, "%s: block %" PRIu32 " at byte %" PRIu64 ": size %" PRIu32
-				   " bytes is not a whole number of %d-byte records up to %" PRIu32,
+				   " bytes is not a whole number of %u-byte records up to %" PRIu32,
 				   r->path, r->block_no, r->block_off, raw_bytes,
-				   CXS_TRACE_REC_BYTES, r->block_records);
+				   r->rec_bytes, r->block_records);
 	if (comp_bytes == 0 || comp_bytes > r->comp_cap)
 		return reader_fail(r, "%s: block %" PRIu32 " at byte %" PRIu64
 				   ": compressed size %" PRIu32 " is outside 1..%lu", r->path,
@@ -715,7 +794,7 @@ static int load_block(struct cxs_trace_reader *r)
 	if (crc_of(r->raw, raw_bytes) != raw_crc)
 		return reader_fail(r, "%s: block %" PRIu32 " at byte %" PRIu64
 				   ": data CRC mismatch", r->path, r->block_no, r->block_off);
-	r->nraw = raw_bytes / CXS_TRACE_REC_BYTES;
+	r->nraw = raw_bytes / r->rec_bytes;
 	r->pos = 0;
 	r->in_blocks += r->nraw;
 	if (r->in_blocks > r->hdr_count)
@@ -809,11 +888,13 @@ struct cxs_trace_reader *cxs_trace_reader_open(const char *path, char *err, size
 		goto fail;
 	}
 	version = get_le16(h.version);
-	if (version != CXS_TRACE_VERSION) {
+	if (version != 1 && version != CXS_TRACE_VERSION) {
 		reader_fail(r, "%s: unsupported format version %u at byte 8 (this build reads"
-			    " version %d)", path, version, CXS_TRACE_VERSION);
+			    " versions 1 and %d)", path, version, CXS_TRACE_VERSION);
 		goto fail;
 	}
+	r->version = version;
+	r->rec_bytes = version == 1 ? CXS_TRACE_REC_BYTES_V1 : CXS_TRACE_REC_BYTES;
 	if (get_le32(h.header_crc) != crc_of(&h, HEADER_CRC_SPAN)) {
 		reader_fail(r, "%s: file header CRC mismatch (bytes 0..35 damaged)", path);
 		goto fail;
@@ -824,8 +905,8 @@ struct cxs_trace_reader *cxs_trace_reader_open(const char *path, char *err, size
 	r->block_records = get_le32(h.block_records);
 	r->hdr_count = get_le64(h.record_count);
 	if (header_bytes != CXS_TRACE_HEADER_BYTES) {
-		reader_fail(r, "%s: header size %u at byte 10, expected %d for version %d", path,
-			    header_bytes, CXS_TRACE_HEADER_BYTES, CXS_TRACE_VERSION);
+		reader_fail(r, "%s: header size %u at byte 10, expected %d for version %u", path,
+			    header_bytes, CXS_TRACE_HEADER_BYTES, version);
 		goto fail;
 	}
 	if (flags != 0) {
@@ -841,7 +922,7 @@ struct cxs_trace_reader *cxs_trace_reader_open(const char *path, char *err, size
 			    path, r->block_records, CXS_TRACE_MAX_BLOCK_RECORDS);
 		goto fail;
 	}
-	r->raw_cap = (uLong)r->block_records * CXS_TRACE_REC_BYTES;
+	r->raw_cap = (uLong)r->block_records * r->rec_bytes;
 	r->comp_cap = compressBound(r->raw_cap);
 	r->raw = malloc(r->raw_cap);
 	r->comp = malloc(r->comp_cap);
@@ -878,10 +959,15 @@ int cxs_trace_reader_next(struct cxs_trace_reader *r, struct cxs_trace_rec *out,
 		copy_err(err, errlen, r->msg);
 		return -1;
 	}
-	reserved = decode_rec(r->raw + (size_t)r->pos * CXS_TRACE_REC_BYTES, out);
+	reserved = decode_rec(r->raw + (size_t)r->pos * r->rec_bytes, r->version, out);
 	if (reserved != 0)
-		snprintf(why, sizeof why, "reserved bytes 2..3 are 0x%04x, not 0", reserved);
-	if (reserved != 0 || cxs_trace_rec_check(out, why, sizeof why) < 0) {
+		snprintf(why, sizeof why, r->version == 1 ? "reserved bytes 2..3 are 0x%04x, not 0" :
+			 "reserved byte 3 is 0x%02x, not 0", reserved);
+	else if (r->version == 1 && out->op > CXS_TRACE_OP_MAX_V1)
+		snprintf(why, sizeof why, "op: %u is not a version 1 op (1..%d)", (unsigned)out->op,
+			 CXS_TRACE_OP_MAX_V1);
+	if (reserved != 0 || (r->version == 1 && out->op > CXS_TRACE_OP_MAX_V1) ||
+	    cxs_trace_rec_check(out, why, sizeof why) < 0) {
 		reader_fail(r, "%s: block %" PRIu32 " at byte %" PRIu64 ", record %" PRIu64 ": %s",
 			    r->path, r->block_no, r->block_off, r->handed + 1, why);
 		copy_err(err, errlen, r->msg);
@@ -897,6 +983,11 @@ uint32_t cxs_trace_reader_core(const struct cxs_trace_reader *r)
 	return r->core_id;
 }
 
+unsigned cxs_trace_reader_version(const struct cxs_trace_reader *r)
+{
+	return r->version;
+}
+
 uint64_t cxs_trace_reader_count(const struct cxs_trace_reader *r)
 {
 	return r->hdr_count;
@@ -904,7 +995,7 @@ uint64_t cxs_trace_reader_count(const struct cxs_trace_reader *r)
 
 /* ------------------------------------------------------------- text form */
 
-#define MAX_FIELDS 8
+#define MAX_FIELDS 12
 #define SHOW_MAX 40     /* characters of a bad field quoted in a message */
 
 struct field {
@@ -992,6 +1083,60 @@ static int bad_number(char *why, size_t whylen, const char *name, const struct f
 	return -1;
 }
 
+/* A number after "name=" in g; 1 if g is that field (value in *v), 0 if not, -1 bad. */
+static int keyed_number(const struct field *g, const char *name, uint64_t max, uint64_t *v,
+			char *why, size_t whylen)
+{
+	size_t n = strlen(name);
+	struct field num;
+
+	if ((size_t)g->len <= n || memcmp(g->s, name, n) != 0 || g->s[n] != '=')
+		return 0;
+	num.s = g->s + n + 1;
+	num.len = g->len - (int)n - 1;
+	if (parse_number(num.s, num.len, v) < 0)
+		return bad_number(why, whylen, name, &num);
+	if (*v > max) {
+		cxs_set_err(why, whylen, "%s: %" PRIu64 " is more than %" PRIu64, name, *v, max);
+		return -1;
+	}
+	return 1;
+}
+
+/* adep=N, vdep=N, where=NAME, add, fadd: 1 if g is one (applied to r), 0 if not, -1 bad. */
+static int parse_v2_field(const struct field *g, struct cxs_trace_rec *r, char *why,
+			  size_t whylen)
+{
+	uint64_t v;
+	int k;
+
+	if ((k = keyed_number(g, "adep", UINT16_MAX, &v, why, whylen)) != 0) {
+		r->addr_dep = (uint16_t)v;
+		return k;
+	}
+	if ((k = keyed_number(g, "vdep", UINT16_MAX, &v, why, whylen)) != 0) {
+		r->value_dep = (uint16_t)v;
+		return k;
+	}
+	if (field_is(g, "add") || field_is(g, "fadd")) {
+		r->flags |= field_is(g, "add") ? CXS_TRACE_F_ADD : CXS_TRACE_F_FADD;
+		return 1;
+	}
+	if (g->len > 6 && memcmp(g->s, "where=", 6) == 0) {
+		struct field w = { g->s + 6, g->len - 6 };
+
+		for (unsigned k2 = 0; k2 <= CXS_TRACE_WHERE_MAX; k2++)
+			if (field_is(&w, where_names[k2])) {
+				r->flags = (uint8_t)((r->flags & ~CXS_TRACE_F_WHERE) | k2);
+				return 1;
+			}
+		cxs_set_err(why, whylen, "where: '%.*s%s' is not unknown, heap, stack, global or"
+			" other", w.len > SHOW_MAX ? SHOW_MAX : w.len, w.s, w.len > SHOW_MAX ? "..." : "");
+		return -1;
+	}
+	return 0;
+}
+
 int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why, size_t whylen)
 {
 	struct field f[MAX_FIELDS];
@@ -1013,8 +1158,8 @@ int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why,
 			op = k;
 	if (op == 0) {
 		cxs_set_err(why, whylen, "op: unknown '%.*s%s' (expected ld, st, rmw, fence, lock,"
-			" unlock or barrier)", f[0].len > SHOW_MAX ? SHOW_MAX : f[0].len, f[0].s,
-			f[0].len > SHOW_MAX ? "..." : "");
+			" unlock, barrier, post, wait or check)", f[0].len > SHOW_MAX ? SHOW_MAX :
+			f[0].len, f[0].s, f[0].len > SHOW_MAX ? "..." : "");
 		return -1;
 	}
 	r.op = (uint8_t)op;
@@ -1048,7 +1193,12 @@ int cxs_trace_parse_text(const char *line, struct cxs_trace_rec *out, char *why,
 	max_pos = op == CXS_TRACE_FENCE ? 0 : 2;   /* VALUE, then GAP */
 	for (; i < n; i++) {
 		struct field g = f[i];
+		int kv = parse_v2_field(&g, &r, why, whylen);
 
+		if (kv < 0)
+			return -1;
+		if (kv > 0)
+			continue;
 		if (g.len >= 4 && memcmp(g.s, "gap=", 4) == 0) {
 			g.s += 4;
 			g.len -= 4;
@@ -1090,8 +1240,12 @@ extra:
 
 void cxs_trace_format_text(const struct cxs_trace_rec *r, char *buf, size_t len)
 {
-	/* At most "barrier 0x<16> 0x<16> gap=<10>": 60 characters. */
-	char size_s[8] = "", addr_s[24] = "", value_s[24] = "", gap_s[16] = "";
+	/*
+	 * At most "barrier 0x<16> 0x<16> gap=<10> adep=65535 vdep=65535
+	 * where=unknown add fadd": 112 characters.
+	 */
+	char size_s[8] = "", addr_s[24] = "", value_s[24] = "", gap_s[16] = "", v2_s[64] = "";
+	unsigned where = r->flags & CXS_TRACE_F_WHERE;
 	const char *name = cxs_trace_op_name(r->op);
 
 	if (name == NULL) {
@@ -1106,7 +1260,11 @@ void cxs_trace_format_text(const struct cxs_trace_rec *r, char *buf, size_t len)
 		snprintf(value_s, sizeof value_s, " 0x%" PRIx64, r->value);
 	if (r->gap != 0)
 		snprintf(gap_s, sizeof gap_s, " gap=%" PRIu32, r->gap);
-	snprintf(buf, len, "%s%s%s%s%s", name, size_s, addr_s, value_s, gap_s);
+	snprintf(v2_s, sizeof v2_s, "%s%.0u%s%.0u%s%s%s%s", r->addr_dep ? " adep=" : "",
+		 (unsigned)r->addr_dep, r->value_dep ? " vdep=" : "", (unsigned)r->value_dep,
+		 where ? " where=" : "", where <= CXS_TRACE_WHERE_MAX && where ? where_names[where] : "",
+		 r->flags & CXS_TRACE_F_ADD ? " add" : "", r->flags & CXS_TRACE_F_FADD ? " fadd" : "");
+	snprintf(buf, len, "%s%s%s%s%s%s", name, size_s, addr_s, value_s, gap_s, v2_s);
 }
 
 /* ------------------------------------------------------------ converters */

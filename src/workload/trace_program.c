@@ -1,31 +1,75 @@
 /*
  * trace_program.c — replaying per-core traces (trace.h) on the out-of-order
  * cores: the "trace" kernel, DIKTAMO's method (§VI: traces collected per core
- * with Pin, K non-memory instructions between records at CPI 1).
+ * with Pin, K non-memory instructions between records at CPI 1, "only one
+ * thread inside a critical section, threads wait at barriers").
  *
  * Thread t replays the file made from the path pattern with t in place of
  * "%u" (workload.trace, e.g. "traces/core%u.trace"); a pattern without "%u"
- * gives every thread the same file. Every file is opened and its trailer
- * checked before the run starts, so a missing or damaged trace stops the run
- * at once with the file's name; damage found later (a block that does not
- * inflate) stops it with the block and record.
+ * gives every thread the same file. With trace.threads = N (cxlsim-trace
+ * record writes it into DIR/trace.ini) threads 0..N-1 replay and the other
+ * cores run nothing. Every file is opened and its trailer checked before the
+ * run starts, so a missing or damaged trace stops the run at once with the
+ * file's name; damage found later (a block that does not inflate) stops it
+ * with the block and record.
  *
- * Addresses. A trace from a real program (valgrind lackey) carries that
- * process's virtual addresses, so they are folded into the simulated memory:
+ * Placement
+ * ---------
+ * With a page map (trace.map, a recording's DIR/pages.map) every traced 4 KiB
+ * page gets a simulated page of its own, so no two traced pages alias, and a
+ * tier:
+ *   a page is *shared* if more than one thread touched it, or a lock,
+ *   barrier or event word is on it, or (trace.shared = heap) it is heap;
+ *   trace.placement = paper     shared pages in CXL memory, the others in
+ *                               their thread's local memory (the papers' rule)
+ *                   = cxl       every page in CXL memory
+ *                   = local     every page in local memory
+ *                   = weighted  trace.cxl_fraction of the pages, spread evenly
+ *                               in page order, in CXL memory (CAMP's interleave)
+ * CXL pages are numbered densely in page order in the shared region; a
+ * thread's local pages in its private region; shared pages placed in local
+ * memory need every thread on one CN (they live after thread 0's private
+ * pages, which every core of that CN reaches at the same address), which the
+ * first access checks. The regions are sized from the map. Without a map
+ * (version 1 traces, hand-made ones) addresses are folded as before:
  *   address >= 2^40 (the CXL window)  shared CXL memory, at
  *                                     (address - 2^40) mod the shared size
  *   anything else                     the thread's private local memory, at
  *                                     address mod the private size
- * with the line offset kept, so locality within lines and pages survives.
- * workload.size is the size of each region in KiB (default 64 MiB).
+ * with the line offset kept (workload.size KiB each, default 64 MiB).
  *
- * Records: ld issues a load whose value nobody waits for (traces carry no
- * dataflow: loads overlap up to the core's limits); st stores its value; rmw
- * is an atomic swap (drains the store buffer); fence; lock / unlock are the
- * test-and-test-and-set lock on the (folded) address; barrier meets `value`
- * threads (0: all of them) at the address.
+ * Dataflow (trace.dataflow, default on). The last RING producers (ld and rmw
+ * records) are remembered with their handles and traced values. A record's
+ * addr_dep names one of them: the load or store goes to the core with that
+ * producer as its dependency (cxs_kt_ld_dep / cxs_kt_store_dep), so it waits
+ * in the window for it (core.c) while later independent records go on. A
+ * store flagged `add` stores its producer's replayed value plus the traced
+ * difference; an rmw flagged `fadd` is a fetch-and-add. A dependency on a
+ * producer whose handle is no longer live (more than CXS_KT_MAX_INFLIGHT
+ * handles back) is already satisfied: it has retired. With dataflow off,
+ * every load is one nobody waits for and every value is the traced one.
+ *
+ * Synchronisation: lock / unlock are the test-and-test-and-set lock on the
+ * mapped address; barrier meets `value` threads (0: all traced threads) in
+ * a sense-reversing barrier whose sense is the parity of that object's
+ * episode (MAX_BARRIERS objects per thread);
+ * post adds 1 to the word at the address (an atomic fetch-and-add); wait
+ * spins (loads with back-off) until it reaches `value`; check loads and
+ * compares, stopping the run on a difference.
+ *
+ * Checks (trace.check, default on; with a page map): each sync object has a
+ * checker word at the same offset in a mirror of its region. Acquiring a
+ * lock swaps the thread's id + 1 into it and must find 0, releasing swaps 0
+ * back and must find its own id: two threads inside one critical section,
+ * however they got there, stop the run. Arriving at a barrier adds 1 to its
+ * checker word; leaving episode e of a barrier of n threads, a thread must
+ * see at least n * e arrivals. The checker words cost two atomics per
+ * critical section and one per barrier episode, so timing experiments set
+ * trace.check = false. trace.fault = skip_locks | skip_barriers replays
+ * without the locks or barriers themselves, to show the checks failing.
  */
 #include "cxlsim/kthread.h"
+#include "cxlsim/page_map.h"
 #include "cxlsim/trace.h"
 
 #include <inttypes.h>
@@ -33,32 +77,180 @@
 #include <stdlib.h>
 
 #define CXL_WINDOW (UINT64_C(1) << 40)
+#define PAGE_BYTES (UINT64_C(1) << CXS_PAGE_SHIFT)
+#define RING 256          /* producers remembered; > CXS_KT_MAX_INFLIGHT */
+#define MAX_BARRIERS 256  /* distinct barriers per thread (checker episodes) */
 
-static int trace_path(const struct cxs_kimage *img, uint32_t t, char *out, size_t len)
+enum { PL_PAPER = 0, PL_CXL, PL_LOCAL, PL_WEIGHTED };
+enum { SH_TOUCHED = 0, SH_HEAP };
+enum { FAULT_NONE = 0, FAULT_SKIP_LOCKS, FAULT_SKIP_BARRIERS };
+/* A page's tier: its thread's local memory, CXL memory, or the CN's local memory (shared). */
+enum { TIER_LOCAL = 0, TIER_CXL = 1, TIER_LOCAL_SHARED = 2 };
+
+const struct cxs_cfg_key cxs_trace_replay_keys[] = {
+	{"trace", "map", CXS_CFG_STRING, "", "The page map of a recording (cxlsim-trace record writes DIR/pages.map): every traced page gets a simulated page of its own, placed by trace.placement; empty: addresses are folded (version 1 traces).", NULL, 0, 0},
+	{"trace", "threads", CXS_CFG_UINT, "0", "Traced threads: threads 0..N-1 replay core<N>.trace, other cores run nothing; 0: one trace per core.", NULL, 0, 1e6},
+	{"trace", "placement", CXS_CFG_ENUM, "paper", "With a map: paper (shared pages in CXL memory, private ones in local memory), cxl (every page in CXL), local (every page local; one CN), weighted (trace.cxl_fraction of the pages in CXL, spread evenly).", "paper|cxl|local|weighted", 0, 0},
+	{"trace", "shared", CXS_CFG_ENUM, "touched", "Which pages are shared: touched (by more than one thread, or holding a lock, barrier or event word) or heap (those and every heap page).", "touched|heap", 0, 0},
+	{"trace", "cxl_fraction", CXS_CFG_DOUBLE, "0.5", "trace.placement = weighted: the share of pages in CXL memory.", NULL, 0, 1},
+	{"trace", "dataflow", CXS_CFG_BOOL, "true", "Loads and stores wait in the core for the load their address comes from, and `add` stores recompute their value (false: every load independent, every value as traced).", NULL, 0, 0},
+	{"trace", "check", CXS_CFG_BOOL, "true", "With a map: check mutual exclusion at every lock and barrier order at every barrier through checker words (two atomics per critical section: set false for timing runs).", NULL, 0, 0},
+	{"trace", "fault", CXS_CFG_ENUM, "none", "Fault injection for the checks: skip_locks or skip_barriers replays without them.", "none|skip_locks|skip_barriers", 0, 0},
+};
+const size_t cxs_trace_replay_nkeys = sizeof cxs_trace_replay_keys / sizeof cxs_trace_replay_keys[0];
+const struct cxs_key_table cxs_trace_replay_key_table = CXS_KEY_TABLE(cxs_trace_replay_keys);
+
+struct trace_info {
+	char *pattern;
+	char *map_path;
+	struct cxs_page_map map;
+	bool have_map;
+	uint32_t threads;           /* threads that replay a trace */
+	unsigned placement, shared, fault;
+	double cxl_fraction;
+	bool dataflow, check;
+	uint64_t cxl_pages;         /* the shared region: that many pages, then their mirror */
+	uint64_t local_shared_pages;
+	uint64_t max_private_pages;
+	uint64_t private_stride;    /* what memsys spaces threads' private regions by */
+};
+
+static void info_free(void *p)
 {
-	const char *pat = img->info;
-	const char *u = pat ? strstr(pat, "%u") : NULL;
-	if (!pat)
+	struct trace_info *ti = p;
+	if (!ti)
+		return;
+	free(ti->pattern);
+	free(ti->map_path);
+	cxs_page_map_free(&ti->map);
+	free(ti);
+}
+
+static int trace_configure(const struct cxs_config *cfg, struct cxs_kimage *img, char *err,
+			   size_t errlen)
+{
+	struct trace_info *ti = calloc(1, sizeof *ti);
+	if (!ti || !(ti->pattern = strdup(cxs_config_str(cfg, "workload", "trace"))) ||
+	    !(ti->map_path = strdup(cxs_config_str(cfg, "trace", "map")))) {
+		info_free(ti);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ti->threads = (uint32_t)cxs_config_uint(cfg, "trace", "threads");
+	ti->placement = cxs_config_enum(cfg, "trace", "placement");
+	ti->shared = cxs_config_enum(cfg, "trace", "shared");
+	ti->cxl_fraction = cxs_config_double(cfg, "trace", "cxl_fraction");
+	ti->dataflow = cxs_config_bool(cfg, "trace", "dataflow");
+	ti->check = cxs_config_bool(cfg, "trace", "check");
+	ti->fault = cxs_config_enum(cfg, "trace", "fault");
+	if (ti->threads > img->nthreads) {
+		snprintf(err, errlen, "%s: trace.threads: %" PRIu32 " traced threads need as many"
+			 " cores; the machine has %" PRIu32 " (system.cns x system.cores_per_cn)",
+			 cxs_config_origin(cfg, "trace", "threads"), ti->threads, img->nthreads);
+		info_free(ti);
+		return -1;
+	}
+	img->info = ti;
+	img->info_free = info_free;
+	return 0;
+}
+
+static int trace_path(const struct trace_info *ti, uint32_t t, char *out, size_t len)
+{
+	const char *pat = ti->pattern;
+	const char *u = strstr(pat, "%u");
+	if (!pat[0])
 		return snprintf(out, len, "(no workload.trace)");
 	if (!u)
 		return snprintf(out, len, "%s", pat);
 	return snprintf(out, len, "%.*s%u%s", (int)(u - pat), pat, t, u + 2);
 }
 
-/* img->info: the path pattern (malloc'd by the caller, freed with the image). */
+static bool page_shared(const struct trace_info *ti, const struct cxs_page_ent *e)
+{
+	return e->threads > 1 || (e->flags & CXS_PAGE_SYNC) ||
+	       (ti->shared == SH_HEAP && e->where == CXS_TRACE_WHERE_HEAP);
+}
+
+/* Gives every page of the map its tier and slot, and sizes the regions. */
+static int place_pages(struct trace_info *ti, char *err, size_t errlen)
+{
+	uint64_t *priv = calloc(ti->map.threads ? ti->map.threads : 1, sizeof *priv);
+	double acc = 0;
+	if (!priv) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < ti->map.n; i++) {
+		struct cxs_page_ent *e = &ti->map.e[i];
+		bool shared = page_shared(ti, e);
+		switch (ti->placement) {
+		case PL_PAPER:
+			e->tier = shared ? TIER_CXL : TIER_LOCAL;
+			break;
+		case PL_CXL:
+			e->tier = TIER_CXL;
+			break;
+		case PL_LOCAL:
+			e->tier = TIER_LOCAL;
+			break;
+		default: /* weighted: page i in CXL when the running share crosses 1 */
+			acc += ti->cxl_fraction;
+			e->tier = acc >= 1 ? TIER_CXL : TIER_LOCAL;
+			if (acc >= 1)
+				acc -= 1;
+			break;
+		}
+		if (e->tier == TIER_LOCAL && shared)
+			e->tier = TIER_LOCAL_SHARED;
+		if (e->tier == TIER_CXL)
+			e->slot = (uint32_t)ti->cxl_pages++;
+		else if (e->tier == TIER_LOCAL_SHARED)
+			e->slot = (uint32_t)ti->local_shared_pages++;
+		else
+			e->slot = (uint32_t)priv[e->owner]++;
+	}
+	for (uint32_t t = 0; t < ti->map.threads; t++)
+		if (priv[t] > ti->max_private_pages)
+			ti->max_private_pages = priv[t];
+	free(priv);
+	return 0;
+}
+
+/* img->info: set by trace_configure. */
 static int build_trace(struct cxs_kimage *img, char *err, size_t errlen)
 {
-	if (!img->info) {
+	struct trace_info *ti = img->info;
+	if (!ti || !ti->pattern[0]) {
 		snprintf(err, errlen, "the trace kernel needs workload.trace (a path pattern with %%u)");
 		return -1;
 	}
-	if (img->size < 4 || img->size > (UINT64_C(1) << 24)) {
+	if (ti->map_path[0]) {
+		char why[CXS_TRACE_ERR_MAX];
+		if (cxs_page_map_read(ti->map_path, &ti->map, why, sizeof why) != 0) {
+			snprintf(err, errlen, "trace.map: %s", why);
+			return -1;
+		}
+		ti->have_map = true;
+		if (ti->threads == 0)
+			ti->threads = ti->map.threads;
+		if (ti->threads > ti->map.threads || ti->threads > img->nthreads) {
+			snprintf(err, errlen, "%s: the recording has %" PRIu32 " threads; trace.threads"
+				 " is %" PRIu32 " and the machine has %" PRIu32 " cores", ti->map_path,
+				 ti->map.threads, ti->threads, img->nthreads);
+			return -1;
+		}
+		if (place_pages(ti, err, errlen) != 0)
+			return -1;
+	} else if (img->size < 4 || img->size > (UINT64_C(1) << 24)) {
 		snprintf(err, errlen, "size (KiB of each region) must be 4..16777216");
 		return -1;
 	}
-	for (uint32_t t = 0; t < img->nthreads; t++) {
+	if (ti->threads == 0)
+		ti->threads = img->nthreads;
+	for (uint32_t t = 0; t < ti->threads; t++) {
 		char path[1024], why[CXS_TRACE_ERR_MAX];
-		trace_path(img, t, path, sizeof path);
+		trace_path(ti, t, path, sizeof path);
 		struct cxs_trace_reader *r = cxs_trace_reader_open(path, why, sizeof why);
 		if (!r) {
 			snprintf(err, errlen, "thread %u: %s", t, why);
@@ -66,15 +258,48 @@ static int build_trace(struct cxs_kimage *img, char *err, size_t errlen)
 		}
 		cxs_trace_reader_close(r);
 	}
-	img->shared_bytes = img->size * 1024;
-	img->private_bytes = img->size * 1024;
+	if (ti->have_map) {
+		/* CXL pages then their mirror; private pages, then the local shared ones and theirs */
+		img->shared_bytes = 2 * (ti->cxl_pages ? ti->cxl_pages : 1) * PAGE_BYTES;
+		img->private_bytes = (ti->max_private_pages + 2 * ti->local_shared_pages + 1) * PAGE_BYTES;
+	} else {
+		img->shared_bytes = img->size * 1024;
+		img->private_bytes = img->size * 1024;
+	}
+	ti->private_stride = (img->private_bytes + 4095) & ~UINT64_C(4095);
 	img->shared = calloc(1, img->shared_bytes);
 	if (!img->shared) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, "out of memory for %" PRIu64 " bytes of shared memory",
+			 img->shared_bytes);
 		return -1;
 	}
 	return 0;
 }
+
+/* ---- the replay of one thread ---------------------------------------------------- */
+
+struct prod {
+	uint32_t h;       /* its handle, or CXS_KT_NO_DEP once its value is known here */
+	bool traced_known; /* an rmw's record holds what it stored, not what it loaded */
+	uint64_t traced;  /* the value the trace says it produced */
+	uint64_t value;   /* its replayed value, when h == CXS_KT_NO_DEP */
+};
+
+struct replay {
+	struct cxs_kt *kt;
+	const struct trace_info *ti;
+	uint32_t id;
+	uint64_t last_page, last_base; /* one-entry cache of the page map */
+	uint64_t local_shared_base;
+	bool local_shared_ok;          /* ... checked: every thread on one CN */
+	struct prod ring[RING];
+	uint64_t nprod;
+	struct {
+		uint64_t addr, episodes;
+	} bar[MAX_BARRIERS];
+	uint32_t nbar;
+	uint64_t nrec;
+};
 
 static uint64_t fold(struct cxs_kt *kt, uint64_t addr)
 {
@@ -84,61 +309,307 @@ static uint64_t fold(struct cxs_kt *kt, uint64_t addr)
 	return cxs_kt_private(kt) + addr % img->private_bytes;
 }
 
+/* The simulated address of traced address a; *mirror its checker word's. */
+static uint64_t map_addr(struct replay *x, uint64_t a, uint64_t *mirror)
+{
+	const struct trace_info *ti = x->ti;
+	uint64_t page = a >> CXS_PAGE_SHIFT;
+	if (!ti->have_map) {
+		*mirror = 0;
+		return fold(x->kt, a);
+	}
+	const struct cxs_page_ent *e = cxs_page_map_find(&ti->map, page);
+	if (!e)
+		cxs_kt_fail(x->kt, "thread %u, record %" PRIu64 ": page 0x%" PRIx64 " is not in %s"
+			    " (a page map from another recording?)", x->id, x->nrec, page,
+			    ti->map_path);
+	uint64_t base, mirror_off;
+	if (e->tier == TIER_CXL) {
+		base = cxs_kt_shared(x->kt) + (uint64_t)e->slot * PAGE_BYTES;
+		mirror_off = ti->cxl_pages * PAGE_BYTES;
+	} else if (e->tier == TIER_LOCAL_SHARED) {
+		if (!x->local_shared_ok) {
+			/* every thread on one CN: core t's private region is the t-th */
+			if (cxs_kt_private(x->kt) != (uint64_t)x->id * ti->private_stride)
+				cxs_kt_fail(x->kt, "trace.placement puts shared pages in local memory,"
+					    " which needs every traced thread on one CN (thread %u"
+					    " is not on the first; set system.cns = 1)", x->id);
+			x->local_shared_base = ti->max_private_pages * PAGE_BYTES;
+			x->local_shared_ok = true;
+		}
+		base = x->local_shared_base + (uint64_t)e->slot * PAGE_BYTES;
+		mirror_off = ti->local_shared_pages * PAGE_BYTES;
+	} else {
+		base = cxs_kt_private(x->kt) + (uint64_t)e->slot * PAGE_BYTES;
+		mirror_off = 0;
+	}
+	*mirror = mirror_off ? base + mirror_off + (a & (PAGE_BYTES - 1)) : 0;
+	return base + (a & (PAGE_BYTES - 1));
+}
+
+static uint64_t addr_of(struct replay *x, uint64_t a)
+{
+	uint64_t page = a >> CXS_PAGE_SHIFT, m;
+	if (page == x->last_page)
+		return x->last_base + (a & (PAGE_BYTES - 1));
+	uint64_t s = map_addr(x, a, &m);
+	x->last_page = page;
+	x->last_base = s - (a & (PAGE_BYTES - 1));
+	return s;
+}
+
+/* The producer k back, or NULL. */
+static struct prod *producer(struct replay *x, uint16_t k)
+{
+	if (!x->ti->dataflow || k == 0 || k > x->nprod || k > RING)
+		return NULL;
+	return &x->ring[(x->nprod - k) % RING];
+}
+
+/* The handle a record must wait for, or CXS_KT_NO_DEP. */
+static uint32_t dep_handle(struct replay *x, uint16_t k)
+{
+	struct prod *p = producer(x, k);
+	if (!p || p->h == CXS_KT_NO_DEP || !cxs_kt_handle_live(x->kt, p->h))
+		return CXS_KT_NO_DEP;
+	return p->h;
+}
+
+static void add_producer(struct replay *x, uint32_t h, bool traced_known, uint64_t traced,
+			 uint64_t value)
+{
+	x->ring[x->nprod % RING] = (struct prod){.h = h, .traced_known = traced_known,
+						 .traced = traced, .value = value};
+	x->nprod++;
+}
+
+static uint64_t mask_of(uint8_t size)
+{
+	return size < 8 ? (UINT64_C(1) << (8 * size)) - 1 : UINT64_MAX;
+}
+
+/*
+ * An `add` value: its producer's replayed value plus the traced difference.
+ * Returns 1 with *v the value (producer's value known), 2 with *v the
+ * difference and *h the producer to add it to in the core, 0 to use the
+ * traced value.
+ */
+static int add_value(struct replay *x, const struct cxs_trace_rec *r, uint64_t *v, uint32_t *h)
+{
+	struct prod *p = (r->flags & CXS_TRACE_F_ADD) ? producer(x, r->value_dep) : NULL;
+	if (!p || !p->traced_known)
+		return 0;
+	uint64_t diff = r->value - p->traced;
+	if (p->h == CXS_KT_NO_DEP) {
+		*v = (p->value + diff) & mask_of(r->size);
+		return 1;
+	}
+	if (!cxs_kt_handle_live(x->kt, p->h))
+		return 0;
+	*v = diff;
+	*h = p->h;
+	return 2;
+}
+
+static void spin_until(struct cxs_kt *kt, uint64_t a, uint64_t want)
+{
+	uint32_t backoff = 16;
+	while (cxs_kt_load(kt, a, 8) < want) {
+		cxs_kt_compute(kt, backoff);
+		if (backoff < 1024)
+			backoff *= 2;
+	}
+}
+
+static void do_lock(struct replay *x, const struct cxs_trace_rec *r)
+{
+	uint64_t m, a = map_addr(x, r->addr, &m);
+	if (x->ti->fault != FAULT_SKIP_LOCKS)
+		cxs_kt_lock(x->kt, a);
+	if (x->ti->check && m) {
+		uint64_t old = cxs_kt_swap(x->kt, m, 8, x->id + 1);
+		if (old != 0)
+			cxs_kt_fail(x->kt, "trace check: mutual exclusion violated: thread %u acquired"
+				    " lock 0x%" PRIx64 " (record %" PRIu64 ") while thread %" PRIu64
+				    " holds it", x->id, r->addr, x->nrec, old - 1);
+		cxs_kt_result(x->kt, "trace_lock_checks", 1);
+	}
+}
+
+static void do_unlock(struct replay *x, const struct cxs_trace_rec *r)
+{
+	uint64_t m, a = map_addr(x, r->addr, &m);
+	if (x->ti->check && m) {
+		uint64_t old = cxs_kt_swap(x->kt, m, 8, 0);
+		if (old != x->id + 1)
+			cxs_kt_fail(x->kt, "trace check: mutual exclusion violated: thread %u released"
+				    " lock 0x%" PRIx64 " (record %" PRIu64 ") and found %s%" PRIu64
+				    " as its holder", x->id, r->addr, x->nrec,
+				    old ? "thread " : "no thread, ", old ? old - 1 : 0);
+	}
+	if (x->ti->fault != FAULT_SKIP_LOCKS)
+		cxs_kt_unlock(x->kt, a);
+}
+
+/*
+ * A sense-reversing barrier on the mapped object (count word, then sense
+ * word), whose sense is the parity of this object's episode: a program has
+ * many barriers, and one sense per thread (cxs_kt_barrier's) would find a
+ * fresh barrier already released.
+ */
+static void barrier_wait(struct cxs_kt *kt, uint64_t a, uint32_t n, uint64_t episode)
+{
+	uint64_t sense = episode & 1;
+	if (cxs_kt_fetch_add(kt, a, 8, 1) == n - 1) {
+		cxs_kt_store(kt, a, 8, 0);         /* reset the count ... */
+		cxs_kt_store(kt, a + 8, 8, sense); /* ... before releasing (TSO order) */
+		return;
+	}
+	uint32_t backoff = 16;
+	while (cxs_kt_load(kt, a + 8, 8) != sense) {
+		cxs_kt_compute(kt, backoff);
+		if (backoff < 1024)
+			backoff *= 2;
+	}
+}
+
+static void do_barrier(struct replay *x, const struct cxs_trace_rec *r)
+{
+	uint64_t m, a = map_addr(x, r->addr, &m);
+	uint32_t n = r->value ? (uint32_t)r->value : x->ti->threads;
+	bool check = x->ti->check && m;
+	uint32_t i = 0;
+	while (i < x->nbar && x->bar[i].addr != r->addr)
+		i++;
+	if (i == x->nbar) {
+		if (x->nbar == MAX_BARRIERS)
+			cxs_kt_fail(x->kt, "thread %u: more than %d barriers", x->id, MAX_BARRIERS);
+		x->bar[x->nbar++].addr = r->addr;
+	}
+	x->bar[i].episodes++;
+	if (check)
+		(void)cxs_kt_fetch_add(x->kt, m, 8, 1);
+	if (x->ti->fault != FAULT_SKIP_BARRIERS)
+		barrier_wait(x->kt, a, n, x->bar[i].episodes);
+	if (check) {
+		uint64_t seen = cxs_kt_load(x->kt, m, 8), want = (uint64_t)n * x->bar[i].episodes;
+		if (seen < want)
+			cxs_kt_fail(x->kt, "trace check: barrier order violated: thread %u left episode"
+				    " %" PRIu64 " of barrier 0x%" PRIx64 " (%u threads, record %" PRIu64
+				    ") after %" PRIu64 " arrivals, fewer than %" PRIu64, x->id,
+				    x->bar[i].episodes, r->addr, n, x->nrec, seen, want);
+		cxs_kt_result(x->kt, "trace_barrier_checks", 1);
+	}
+}
+
+static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
+{
+	struct cxs_kt *kt = x->kt;
+	uint64_t v;
+	uint32_t h;
+	cxs_kt_compute(kt, r->gap);
+	switch (r->op) {
+	case CXS_TRACE_LOAD:
+		h = cxs_kt_ld_dep(kt, addr_of(x, r->addr), r->size, dep_handle(x, r->addr_dep));
+		add_producer(x, h, true, r->value, 0);
+		break;
+	case CXS_TRACE_STORE: {
+		uint64_t a = addr_of(x, r->addr);
+		uint32_t adep = dep_handle(x, r->addr_dep);
+		switch (add_value(x, r, &v, &h)) {
+		case 1:
+			cxs_kt_store_dep(kt, a, r->size, v, adep, CXS_KT_NO_DEP);
+			break;
+		case 2:
+			cxs_kt_store_dep(kt, a, r->size, v, adep, h);
+			break;
+		default:
+			cxs_kt_store_dep(kt, a, r->size, r->value, adep, CXS_KT_NO_DEP);
+			break;
+		}
+		break;
+	}
+	case CXS_TRACE_RMW: {
+		uint64_t a = addr_of(x, r->addr), old;
+		if ((r->flags & CXS_TRACE_F_FADD) && x->ti->dataflow) {
+			old = cxs_kt_fetch_add(kt, a, r->size, r->value);
+		} else {
+			int k = x->ti->dataflow ? add_value(x, r, &v, &h) : 0;
+			if (k == 2) /* the rmw drains the window: the producer has its value */
+				v = (cxs_kt_get(kt, h) + v) & mask_of(r->size);
+			old = cxs_kt_swap(kt, a, r->size, k ? v : r->value);
+		}
+		add_producer(x, CXS_KT_NO_DEP, false, 0, old);
+		break;
+	}
+	case CXS_TRACE_FENCE:
+		cxs_kt_fence(kt);
+		break;
+	case CXS_TRACE_LOCK:
+		do_lock(x, r);
+		break;
+	case CXS_TRACE_UNLOCK:
+		do_unlock(x, r);
+		break;
+	case CXS_TRACE_BARRIER:
+		do_barrier(x, r);
+		break;
+	case CXS_TRACE_POST:
+		(void)cxs_kt_fetch_add(kt, addr_of(x, r->addr), 8, 1);
+		break;
+	case CXS_TRACE_WAIT:
+		spin_until(kt, addr_of(x, r->addr), r->value);
+		break;
+	case CXS_TRACE_CHECK:
+		v = cxs_kt_load(kt, addr_of(x, r->addr), r->size);
+		if (v != r->value)
+			cxs_kt_fail(kt, "trace check: thread %u, record %" PRIu64 ": %u bytes at 0x%"
+				    PRIx64 " hold 0x%" PRIx64 " in the replay; the traced program"
+				    " expects 0x%" PRIx64, x->id, x->nrec, r->size, r->addr, v, r->value);
+		cxs_kt_result(kt, "trace_value_checks", 1);
+		break;
+	default:
+		break; /* the reader checked every record */
+	}
+}
+
 static void run_trace(struct cxs_kt *kt)
 {
 	const struct cxs_kimage *img = cxs_kt_image(kt);
+	const struct trace_info *ti = img->info;
+	if (cxs_kt_id(kt) >= ti->threads)
+		return; /* no traced thread for this core */
+	struct replay rs = {0}, *x = &rs; /* on the program's stack: nothing to free on a failure */
+	x->kt = kt;
+	x->ti = ti;
+	x->id = cxs_kt_id(kt);
+	x->last_page = UINT64_MAX;
 	char path[1024], why[CXS_TRACE_ERR_MAX];
-	trace_path(img, cxs_kt_id(kt), path, sizeof path);
+	trace_path(ti, x->id, path, sizeof path);
 	struct cxs_trace_reader *r = cxs_trace_reader_open(path, why, sizeof why);
 	if (!r)
 		cxs_kt_fail(kt, "%s", why);
 	struct cxs_trace_rec rec;
 	int rc;
-	uint64_t n = 0;
 	cxs_kt_roi_begin(kt);
 	while ((rc = cxs_trace_reader_next(r, &rec, why, sizeof why)) == 1) {
-		n++;
-		cxs_kt_compute(kt, rec.gap);
-		uint64_t a = fold(kt, rec.addr);
-		switch (rec.op) {
-		case CXS_TRACE_LOAD:
-			(void)cxs_kt_ld(kt, a, rec.size);
-			break;
-		case CXS_TRACE_STORE:
-			cxs_kt_store(kt, a, rec.size, rec.value);
-			break;
-		case CXS_TRACE_RMW:
-			(void)cxs_kt_swap(kt, a, rec.size, rec.value);
-			break;
-		case CXS_TRACE_FENCE:
-			cxs_kt_fence(kt);
-			break;
-		case CXS_TRACE_LOCK:
-			cxs_kt_lock(kt, a);
-			break;
-		case CXS_TRACE_UNLOCK:
-			cxs_kt_unlock(kt, a);
-			break;
-		case CXS_TRACE_BARRIER:
-			cxs_kt_barrier(kt, a, rec.value ? (uint32_t)rec.value : cxs_kt_count(kt));
-			break;
-		default:
-			break; /* the reader checked every record */
-		}
+		x->nrec++;
+		replay_one(x, &rec);
 	}
 	cxs_trace_reader_close(r);
 	if (rc < 0)
 		cxs_kt_fail(kt, "%s", why);
 	cxs_kt_fence(kt);
 	cxs_kt_roi_end(kt);
-	cxs_kt_result(kt, "trace_records", n);
+	cxs_kt_result(kt, "trace_records", x->nrec);
 }
 
 const struct cxs_kernel cxs_kernel_trace = {
 	.name = "trace",
-	.doc = "replays per-core trace files (workload.trace; cxlsim-trace makes them)",
+	.doc = "replays per-core trace files (workload.trace, [trace]; cxlsim-trace makes them)",
 	.default_size = 65536,
 	.deterministic = false,
+	.configure = trace_configure,
 	.build = build_trace,
 	.run = run_trace,
 };

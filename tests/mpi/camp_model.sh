@@ -8,14 +8,13 @@
 #     from its DRAM and CXL runs): Pearson r of predicted against measured
 #     slowdown >= 0.9, with at least four predicted from one run;
 #   - a workload whose counters are swapped (stalls on L3 misses <-> cycles
-#     bound on stores, in a copy of its file) is mispredicted by far, while
-#     the same file unswapped and in the format-2 layout predicts the same as
-#     the original;
+#     bound on stores, in a copy of its file) is mispredicted by far;
 #   - interleave and best-shot: a bandwidth-bound run asks for its CXL run
 #     (the 5 % rule) and gets a curve whose ends are the measured endpoints;
 #   - perf stat fixtures (text, CSV, SKX, SPR/EMR names) predict, and a
 #     missing event, <not counted>, a file that is not perf output, a bad
-#     parameter file each give one error line and exit status 1.
+#     parameter file, a file of HDF5 format 1 each give one error line and
+#     exit status 1.
 . "$(dirname "$0")/common.sh"
 CAMP="$(dirname "$CXLSIM")/cxlsim-camp"
 FX="$SRC/tests/fixtures/camp"
@@ -66,13 +65,11 @@ print(f"the DRAM run alone for every workload: Pearson r {np.corrcoef(one, m)[0,
 assert len(rows) == 12 and r >= 0.9, f"Pearson r {r:.3f} < 0.9"
 assert sum(r[2] == "1" for r in rows) >= 4, "too few latency-bound workloads to test the one-run model"
 PY
-# The fit can fail: swapped counters, and the same file unswapped in format 2.
-F2="$SRC/tests/mpi/camp_h5fmt2.py"
-/usr/bin/python3 "$F2" "$WORK/xsbench-dram.h5" "$WORK/xs-f2.h5"
-/usr/bin/python3 "$F2" "$WORK/xsbench-dram.h5" "$WORK/xs-swapped.h5" --swap stalls_l3_miss bound_on_stores
+# The fit can fail: swapped counters (a copy of the file whose columns swap).
+SWAP="$SRC/tests/mpi/camp_h5swap.py"
+/usr/bin/python3 "$SWAP" "$WORK/xsbench-dram.h5" "$WORK/xs-swapped.h5" stalls_l3_miss bound_on_stores
+/usr/bin/python3 "$SWAP" "$WORK/xsbench-dram.h5" "$WORK/xs-v1.h5" --v1
 orig=$("$CAMP" predict -p "$WORK/params.txt" --csv "$WORK/xsbench-dram.h5" | tail -1 | cut -d, -f2-)
-f2=$("$CAMP" predict -p "$WORK/params.txt" --csv "$WORK/xs-f2.h5" | tail -1 | cut -d, -f2-)
-[ "$orig" = "$f2" ] || { echo "format 2 predicts differently: $orig vs $f2"; exit 1; }
 sw=$("$CAMP" predict -p "$WORK/params.txt" --csv "$WORK/xs-swapped.h5" | tail -1 | cut -d, -f5)
 meas=$("$CAMP" measure --csv "$WORK/xsbench-dram.h5" "$WORK/xsbench-cxl.h5" | tail -1 | cut -d, -f3)
 /usr/bin/python3 -c "
@@ -125,5 +122,7 @@ expect_camp_error "garbage.txt: no line with a value and an event CAMP reads: no
 	predict -p "$WORK/params.txt" "$FX/garbage.txt"
 printf 'p = 1\nq = x\n' >"$WORK/bad-params.txt"
 expect_camp_error "bad-params.txt:2: q: expected a number" predict -p "$WORK/bad-params.txt" "$FX/skx_text.txt"
+expect_camp_error "xs-v1.h5: format_version 1; cxlsim-camp reads format 2 only" \
+	predict -p "$WORK/params.txt" "$WORK/xs-v1.h5"
 expect_camp_error "cannot open" predict -p "$WORK/params.txt" "$WORK/none.h5"
 echo "camp model: ok"

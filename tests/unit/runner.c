@@ -28,6 +28,8 @@ int main(void)
 	srunner_add_suite(sr, kernels_suite());
 	srunner_add_suite(sr, core_suite());
 	srunner_add_suite(sr, axle_suite());
+	srunner_add_suite(sr, payload_suite());
+	srunner_add_suite(sr, diktamo_suite());
 	srunner_add_suite(sr, camp_kernels_suite());
 	srunner_add_suite(sr, camp_suite());
 	srunner_add_suite(sr, tier_suite());

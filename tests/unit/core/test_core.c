@@ -513,6 +513,93 @@ START_TEST(test_independent_misses_fill_the_lfb_of_12_and_no_more)
 }
 END_TEST
 
+/*
+ * Dataflow in the core: a chain of io.n loads, each naming the one before as
+ * its address's producer (as a replayed pointer chase does), interleaved with
+ * io.n independent loads; the program never waits (io.variant 1: no
+ * dependencies named, the control).
+ */
+static void prog_dep_chain(struct cxs_kt *kt)
+{
+	uint32_t h = CXS_KT_NO_DEP, hi[32];
+	cxs_kt_roi_begin(kt);
+	for (uint32_t i = 0; i < io.n; i++) {
+		h = cxs_kt_ld_dep(kt, LINE(i), 8, io.variant ? CXS_KT_NO_DEP : h);
+		hi[i] = cxs_kt_ld(kt, LINE(32 + i), 8);
+	}
+	io.got[io.ngot++] = cxs_kt_get(kt, h);
+	for (uint32_t i = 0; i < io.n; i++)
+		(void)cxs_kt_get(kt, hi[i]);
+	cxs_kt_roi_end(kt);
+}
+
+static void dep_chain(int variant)
+{
+	io_reset();
+	struct cxs_core_params p = test_params();
+	p.lfb = 32;
+	struct rig *r = rig_new(&p, prog_dep_chain, false);
+	enum { N = 8 };
+	io.n = N;
+	io.variant = variant;
+	run_ok(r);
+
+	ck_assert_uint_eq(count_op(r, CXS_OP_LOAD), 2 * N);
+	for (uint32_t i = 0; i < N; i++) /* independent loads: all at once, not behind the chain */
+		ck_assert_uint_eq(req(r, CXS_OP_LOAD, LINE(32 + i), 0)->t, 0);
+	for (uint32_t i = 1; i < N; i++) {
+		const struct req_log *prev = req(r, CXS_OP_LOAD, LINE(i - 1), 0);
+		if (variant == 0)
+			ck_assert_uint_ge(req(r, CXS_OP_LOAD, LINE(i), 0)->t, prev->done);
+		else
+			ck_assert_uint_eq(req(r, CXS_OP_LOAD, LINE(i), 0)->t, 0);
+	}
+	ck_assert_uint_eq(counter(r, "dep_waits"), variant == 0 ? N - 1 : 0);
+	/* the chain takes N memory latencies with, and one without, dependencies */
+	ck_assert_uint_eq(cxs_core_roi_end(r->core) >= N * MEM_PS, variant == 0);
+	rig_free(r);
+}
+
+START_TEST(test_load_waits_for_its_address_producer_while_later_loads_go)
+{
+	dep_chain(0);
+}
+END_TEST
+
+START_TEST(test_loads_without_named_producers_all_overlap)
+{
+	dep_chain(1);
+}
+END_TEST
+
+/* A store whose value is a load's value plus 5, and one whose address waits for a load. */
+static void prog_dep_store(struct cxs_kt *kt)
+{
+	cxs_kt_roi_begin(kt);
+	uint32_t h = cxs_kt_ld(kt, LINE(0), 8);
+	cxs_kt_store_dep(kt, LINE(1) | IN_L1_RO, 8, 5, CXS_KT_NO_DEP, h);
+	cxs_kt_store_dep(kt, LINE(2) | IN_L1_RO, 4, 7, h, CXS_KT_NO_DEP);
+	cxs_kt_roi_end(kt);
+}
+
+START_TEST(test_store_value_and_address_from_a_producer)
+{
+	io_reset();
+	struct cxs_core_params p = test_params();
+	struct rig *r = rig_new(&p, prog_dep_store, false);
+	run_ok(r);
+	ck_assert_uint_eq(mem_read(r, LINE(1) | IN_L1_RO, 8), LINE(0) * 3 + 5);
+	ck_assert_uint_eq(mem_read(r, LINE(2) | IN_L1_RO, 4), 7);
+	const struct req_log *ld = req(r, CXS_OP_LOAD, LINE(0), 0);
+	/* the value-dependent store's address was known: its prefetch went at once */
+	ck_assert_uint_eq(req(r, CXS_OP_PREFETCH_M, LINE(1) | IN_L1_RO, 0)->t, 0);
+	/* the address-dependent one's only once the load completed */
+	ck_assert_uint_ge(req(r, CXS_OP_PREFETCH_M, LINE(2) | IN_L1_RO, 0)->t, ld->done);
+	ck_assert_uint_eq(counter(r, "dep_waits"), 2);
+	rig_free(r);
+}
+END_TEST
+
 START_TEST(test_load_to_a_line_being_filled_is_an_lfb_hit)
 {
 	io_reset();
@@ -854,7 +941,7 @@ START_TEST(test_write_through_flags_the_last_store_of_a_transaction_and_waits_fo
 			      LINE(1) | IN_CXL, (LINE(1) | IN_CXL) + 8, LINE(2)};
 	const uint8_t wt[] = {0, 0, CXS_REQ_WT, 0, CXS_REQ_WT, 0};
 	struct cxs_core_params p = test_params();
-	p.write_through = true;
+	p.protocol = CXS_PROTO_WT;
 	struct rig *r = run_stores(&p, a, 6, false);
 	for (int i = 0; i < 6; i++)
 		ck_assert_msg(req(r, CXS_OP_STORE, a[i], 0)->r.flags == wt[i], "store %d: flags %u", i,
@@ -866,7 +953,7 @@ START_TEST(test_write_through_flags_the_last_store_of_a_transaction_and_waits_fo
 	rig_free(r);
 
 	/* write-back: no store carries the flag */
-	p.write_through = false;
+	p.protocol = CXS_PROTO_WB;
 	r = run_stores(&p, a, 6, false);
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(req(r, CXS_OP_STORE, a[i], 0)->r.flags, 0);
@@ -1371,6 +1458,9 @@ Suite *core_suite(void)
 	tcase_add_test(tc, test_independent_misses_fill_the_lfb_of_4_and_no_more);
 	tcase_add_test(tc, test_independent_misses_fill_the_lfb_of_12_and_no_more);
 	tcase_add_test(tc, test_load_to_a_line_being_filled_is_an_lfb_hit);
+	tcase_add_test(tc, test_load_waits_for_its_address_producer_while_later_loads_go);
+	tcase_add_test(tc, test_loads_without_named_producers_all_overlap);
+	tcase_add_test(tc, test_store_value_and_address_from_a_producer);
 	tcase_add_test(tc, test_store_forwards_to_covered_loads_from_the_window);
 	tcase_add_test(tc, test_store_forwards_to_covered_loads_from_the_store_buffer);
 	tcase_add_test(tc, test_partly_covered_load_waits_for_the_store_then_reads_memory);

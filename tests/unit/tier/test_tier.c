@@ -15,6 +15,7 @@
 #include "cxlsim/engine.h"
 #include "cxlsim/fabric.h"
 #include "cxlsim/memsys.h"
+#include "cxlsim/model.h"
 #include "cxlsim/tier.h"
 #include "unit_suites.h"
 
@@ -22,8 +23,8 @@ static struct cxs_config *cfg_with(const char *const *sets)
 {
 	struct cxs_config *c = cxs_config_new();
 	char err[512];
-	ck_assert(cxs_config_register(c, cxs_memsys_keys, cxs_memsys_nkeys, err, sizeof err) == 0);
-	ck_assert(cxs_config_register(c, cxs_tier_keys, cxs_tier_nkeys, err, sizeof err) == 0);
+	for (const struct cxs_key_table *const *t = cxs_memsys_model.keys; *t; t++)
+		ck_assert(cxs_config_register(c, (*t)->keys, (*t)->n, err, sizeof err) == 0);
 	static const char *const machine[] = {"system.cns=1", "fabric.link_latency=5ns",
 					      "fabric.switch_latency=5ns", "fabric.link_gbps=64", NULL};
 	for (int i = 0; machine[i]; i++)

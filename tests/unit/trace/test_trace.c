@@ -134,7 +134,8 @@ static struct cxs_trace_rec rand_rec(uint64_t *s)
 	static const uint8_t ops[] = { CXS_TRACE_LOAD, CXS_TRACE_LOAD, CXS_TRACE_LOAD,
 				       CXS_TRACE_STORE, CXS_TRACE_STORE, CXS_TRACE_RMW,
 				       CXS_TRACE_FENCE, CXS_TRACE_LOCK, CXS_TRACE_UNLOCK,
-				       CXS_TRACE_BARRIER };
+				       CXS_TRACE_BARRIER, CXS_TRACE_POST, CXS_TRACE_WAIT,
+				       CXS_TRACE_CHECK };
 
 	r.op = ops[x % sizeof ops];
 	r.gap = (x >> 8) % 16 == 0 ? (uint32_t)(x >> 32) : (uint32_t)((x >> 12) % 40);
@@ -142,6 +143,7 @@ static struct cxs_trace_rec rand_rec(uint64_t *s)
 	case CXS_TRACE_LOAD:
 	case CXS_TRACE_STORE:
 	case CXS_TRACE_RMW:
+	case CXS_TRACE_CHECK:
 		r.size = (uint8_t)(1u << ((x >> 20) % 4));
 		r.addr = (next_rand(s) & 0xffffffffffull) & ~(uint64_t)(r.size - 1);
 		r.value = next_rand(s);
@@ -149,6 +151,16 @@ static struct cxs_trace_rec rand_rec(uint64_t *s)
 			r.value &= (UINT64_C(1) << (8 * r.size)) - 1;
 		if (r.op == CXS_TRACE_LOAD && (x >> 24) % 2)
 			r.value = 0;
+		/* Version 2: where, dependencies (mostly short), add and fadd. */
+		r.flags = (uint8_t)((x >> 44) % (CXS_TRACE_WHERE_MAX + 1));
+		r.addr_dep = (x >> 48) % 3 == 0 ? (uint16_t)((x >> 50) % 5) : 0;
+		if (r.op == CXS_TRACE_STORE || r.op == CXS_TRACE_RMW) {
+			r.value_dep = (x >> 53) % 2 ? (uint16_t)(1 + (x >> 54) % 300) : 0;
+			if (r.value_dep && (x >> 58) % 2)
+				r.flags |= CXS_TRACE_F_ADD;
+		}
+		if (r.op == CXS_TRACE_RMW && (x >> 59) % 2)
+			r.flags |= CXS_TRACE_F_FADD;
 		break;
 	case CXS_TRACE_FENCE:
 		break;
@@ -156,6 +168,7 @@ static struct cxs_trace_rec rand_rec(uint64_t *s)
 		r.size = 8;
 		r.addr = (next_rand(s) & 0xffffff) * 8;
 		r.value = (x >> 28) % 3 == 0 ? (x >> 40) % 64 : 0;
+		r.flags = (uint8_t)((x >> 44) % (CXS_TRACE_WHERE_MAX + 1));
 		break;
 	}
 	return r;
@@ -174,6 +187,10 @@ static void assert_same_rec(const struct cxs_trace_rec *a, const struct cxs_trac
 			     PRIx64 " gap %u, want op %u size %u addr 0x%" PRIx64 " value 0x%"
 			     PRIx64 " gap %u", i, a->op, a->size, a->addr, a->value, a->gap, b->op,
 			     b->size, b->addr, b->value, b->gap);
+	if (a->flags != b->flags || a->addr_dep != b->addr_dep || a->value_dep != b->value_dep)
+		ck_abort_msg("record %" PRIu64 ": got flags 0x%x adep %u vdep %u, want flags 0x%x"
+			     " adep %u vdep %u", i, a->flags, a->addr_dep, a->value_dep, b->flags,
+			     b->addr_dep, b->value_dep);
 }
 
 static void write_trace(const char *path, uint32_t core, const struct cxs_trace_writer_opts *o,
@@ -263,7 +280,7 @@ static uint32_t crc(const uint8_t *p, size_t n)
 	return (uint32_t)crc32(0, p, (uInt)n);
 }
 
-/* One 24-byte record laid out as trace.h documents it. */
+/* One version 1 (24-byte) record laid out as trace.h documents it. */
 static void enc(uint8_t *p, unsigned op, unsigned size, unsigned reserved, uint32_t gap,
 		uint64_t addr, uint64_t value)
 {
@@ -275,9 +292,12 @@ static void enc(uint8_t *p, unsigned op, unsigned size, unsigned reserved, uint3
 	le64(p + 16, value);
 }
 
-static void enc_rec(uint8_t *p, const struct cxs_trace_rec *r)
+/* One version 2 (28-byte) record: flags at byte 2, byte 3 reserved, dependencies at 24. */
+static void enc2(uint8_t *p, const struct cxs_trace_rec *r, unsigned reserved)
 {
-	enc(p, r->op, r->size, 0, r->gap, r->addr, r->value);
+	enc(p, r->op, r->size, r->flags | reserved << 8, r->gap, r->addr, r->value);
+	le16(p + 24, r->addr_dep);
+	le16(p + 26, r->value_dep);
 }
 
 struct build {
@@ -296,10 +316,14 @@ static const struct build build_default = {
 	.hdr_count = -1, .trl_count = -1, .trl_blocks = -1, .swap_blocks = 0,
 };
 
-/* Writes nrec raw records to path per the documented format, at zlib level 6. */
+/*
+ * Writes nrec raw records to path per the documented format, at zlib level 6;
+ * records of 24 bytes for version 1, 28 otherwise.
+ */
 static void build_trace(const char *path, const struct build *b, const uint8_t *raw, size_t nrec)
 {
 	size_t nblocks = (nrec + b->block_records - 1) / b->block_records;
+	size_t rb = b->version == 1 ? 24 : 28;
 	uint8_t **blk = calloc(nblocks + 1, sizeof *blk);
 	size_t *blen = calloc(nblocks + 1, sizeof *blen);
 	uint8_t hdr[40] = { 0 }, trl[24];
@@ -310,17 +334,17 @@ static void build_trace(const char *path, const struct build *b, const uint8_t *
 	for (size_t k = 0; k < nblocks; k++) {
 		size_t first = k * b->block_records;
 		size_t n = nrec - first < b->block_records ? nrec - first : b->block_records;
-		uLong raw_bytes = (uLong)n * 24;
+		uLong raw_bytes = (uLong)(n * rb);
 		uLongf clen = compressBound(raw_bytes);
 		uint8_t cbuf[4];
 
 		blk[k] = malloc(20 + clen);
 		ck_assert_ptr_nonnull(blk[k]);
-		ck_assert_int_eq(compress2(blk[k] + 20, &clen, raw + first * 24, raw_bytes, 6),
+		ck_assert_int_eq(compress2(blk[k] + 20, &clen, raw + first * rb, raw_bytes, 6),
 				 Z_OK);
 		le32(blk[k], (uint32_t)raw_bytes);
 		le32(blk[k] + 4, (uint32_t)clen);
-		le32(blk[k] + 8, crc(raw + first * 24, raw_bytes));
+		le32(blk[k] + 8, crc(raw + first * rb, raw_bytes));
 		le32(blk[k] + 12, crc(blk[k] + 20, clen));
 		le32(blk[k] + 16, crc(blk[k], 16));
 		blen[k] = 20 + clen;
@@ -425,7 +449,7 @@ START_TEST(test_writer_matches_documented_format)
 {
 	enum { N = 1000 };
 	struct cxs_trace_rec recs[N];
-	uint8_t raw[N * 24];
+	uint8_t raw[N * 28];
 	struct cxs_trace_writer_opts o;
 	struct build b = build_default;
 	char a_path[PATH_LEN], b_path[PATH_LEN];
@@ -435,11 +459,12 @@ START_TEST(test_writer_matches_documented_format)
 
 	for (size_t i = 0; i < N; i++) {
 		recs[i] = rand_rec(&seed);
-		enc_rec(raw + i * 24, &recs[i]);
+		enc2(raw + i * 28, &recs[i], 0);
 	}
 	cxs_trace_writer_opts_default(&o);
 	o.block_records = 64;
 	b.block_records = 64;
+	b.version = 2;
 	b.core = 0xabcdef01;
 	tpath(a_path, "writer.trace");
 	tpath(b_path, "built.trace");
@@ -724,11 +749,11 @@ START_TEST(test_newer_version_and_unknown_flags_rejected)
 	uint64_t n;
 
 	enc(raw, CXS_TRACE_LOAD, 8, 0, 0, 0x1000, 0);
-	tpath(path, "v2.trace");
-	b.version = 2;
+	tpath(path, "v3.trace");
+	b.version = 3;
 	build_trace(path, &b, raw, 1);
 	ck_assert_int_eq(read_through(path, err, sizeof err, &n), -1);
-	ck_assert_msg(strstr(err, "unsupported format version 2") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "unsupported format version 3") != NULL, "%s", err);
 	b = build_default;
 	b.flags = 4;
 	build_trace(path, &b, raw, 1);
@@ -754,7 +779,7 @@ START_TEST(test_invalid_records_rejected_by_reader)
 		const char *want;
 	} bad[] = {
 		{ 0, 8, 0, 0x1000, 0, "op: 0 is not a valid op" },
-		{ 8, 8, 0, 0x1000, 0, "op: 8 is not a valid op" },
+		{ 8, 8, 0, 0x1000, 0, "op: 8 is not a version 1 op" },
 		{ 255, 8, 0, 0x1000, 0, "op: 255" },
 		{ CXS_TRACE_LOAD, 3, 0, 0x1000, 0, "size: 3 is not 1, 2, 4 or 8" },
 		{ CXS_TRACE_STORE, 16, 0, 0x1000, 0, "size: 16" },
@@ -802,6 +827,99 @@ START_TEST(test_invalid_records_rejected_by_reader)
 		ck_assert_msg(read_through(path, err, sizeof err, &n) == 0, "%s", err);
 		ck_assert_uint_eq(n, 3);
 	}
+}
+END_TEST
+
+/* Version 2 records: flags and dependencies are checked field by field. */
+START_TEST(test_invalid_v2_records_rejected_by_reader)
+{
+	static const struct {
+		struct cxs_trace_rec r;
+		unsigned reserved;
+		const char *want;
+	} bad[] = {
+		{ { .op = CXS_TRACE_LOAD, .size = 8, .addr = 0x1000 }, 1, "reserved byte 3" },
+		{ { .op = CXS_TRACE_LOAD, .size = 8, .addr = 0x1000, .flags = 0x20 }, 0,
+		  "flags: unknown bits 0x20" },
+		{ { .op = CXS_TRACE_LOAD, .size = 8, .addr = 0x1000, .flags = 5 }, 0,
+		  "flags: where 5" },
+		{ { .op = CXS_TRACE_FENCE, .flags = 1 }, 0, "a fence has none" },
+		{ { .op = CXS_TRACE_LOCK, .size = 8, .addr = 0x1000, .addr_dep = 1 }, 0,
+		  "adep: lock has no address dependency" },
+		{ { .op = CXS_TRACE_LOAD, .size = 8, .addr = 0x1000, .value_dep = 1 }, 0,
+		  "vdep: only st and rmw" },
+		{ { .op = CXS_TRACE_STORE, .size = 8, .addr = 0x1000, .flags = CXS_TRACE_F_ADD }, 0,
+		  "add: needs" },
+		{ { .op = CXS_TRACE_STORE, .size = 8, .addr = 0x1000, .flags = CXS_TRACE_F_FADD }, 0,
+		  "fadd: only an rmw" },
+		{ { .op = CXS_TRACE_CHECK, .size = 4, .addr = 0x1000, .value = 1ull << 32 }, 0,
+		  "value: 0x100000000 does not fit in 4 bytes" },
+		{ { .op = CXS_TRACE_WAIT, .size = 8, .addr = 0x1004 }, 0, "of wait is not 8-byte" },
+		{ { .op = CXS_TRACE_OP_MAX + 1, .size = 8 }, 0, "op: 11 is not a valid op" },
+	};
+	const struct cxs_trace_rec first = { .op = CXS_TRACE_LOAD, .size = 8, .gap = 1 };
+	const struct cxs_trace_rec last = { .op = CXS_TRACE_STORE, .size = 8, .addr = 8,
+					    .value = 5, .value_dep = 2, .addr_dep = 1,
+					    .flags = CXS_TRACE_F_ADD | CXS_TRACE_WHERE_HEAP };
+	char path[PATH_LEN], err[ERR_LEN];
+	uint8_t raw[3 * 28];
+	struct build b = build_default;
+	struct cxs_trace_reader *r;
+	struct cxs_trace_rec rec;
+
+	b.version = 2;
+	tpath(path, "badrec2.trace");
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		enc2(raw, &first, 0);
+		enc2(raw + 28, &bad[i].r, bad[i].reserved);
+		enc2(raw + 56, &last, 0);
+		build_trace(path, &b, raw, 3);
+		r = cxs_trace_reader_open(path, err, sizeof err);
+		ck_assert_msg(r != NULL, "case %zu: %s", i, err);
+		ck_assert_int_eq(cxs_trace_reader_version(r), 2);
+		ck_assert_int_eq(cxs_trace_reader_next(r, &rec, err, sizeof err), 1);
+		err[0] = '\0';
+		ck_assert_msg(cxs_trace_reader_next(r, &rec, err, sizeof err) == -1,
+			      "case %zu (%s) accepted", i, bad[i].want);
+		ck_assert_msg(strstr(err, "record 2: ") != NULL && strstr(err, bad[i].want) != NULL,
+			      "case %zu: %s", i, err);
+		cxs_trace_reader_close(r);
+	}
+	/* The control: a valid middle record, and every field of the last one comes back. */
+	enc2(raw + 28, &first, 0);
+	build_trace(path, &b, raw, 3);
+	r = cxs_trace_reader_open(path, err, sizeof err);
+	ck_assert_msg(r != NULL, "%s", err);
+	for (int k = 0; k < 3; k++)
+		ck_assert_msg(cxs_trace_reader_next(r, &rec, err, sizeof err) == 1, "%s", err);
+	assert_same_rec(&rec, &last, 2);
+	ck_assert_int_eq(cxs_trace_reader_next(r, &rec, err, sizeof err), 0);
+	cxs_trace_reader_close(r);
+}
+END_TEST
+
+/* A version 1 file reads as records without flags or dependencies. */
+START_TEST(test_version1_read_without_v2_fields)
+{
+	char path[PATH_LEN], err[ERR_LEN] = "";
+	uint8_t raw[2 * 24];
+	struct cxs_trace_reader *r;
+	struct cxs_trace_rec rec;
+
+	enc(raw, CXS_TRACE_LOAD, 8, 0, 3, 0x1000, 0x77);
+	enc(raw + 24, CXS_TRACE_STORE, 4, 0, 0, 0x2000, 0xdead);
+	tpath(path, "v1.trace");
+	build_trace(path, &build_default, raw, 2);
+	r = cxs_trace_reader_open(path, err, sizeof err);
+	ck_assert_msg(r != NULL, "%s", err);
+	ck_assert_int_eq(cxs_trace_reader_version(r), 1);
+	ck_assert_int_eq(cxs_trace_reader_next(r, &rec, err, sizeof err), 1);
+	ck_assert(rec.op == CXS_TRACE_LOAD && rec.gap == 3 && rec.addr == 0x1000 &&
+		  rec.value == 0x77 && rec.flags == 0 && rec.addr_dep == 0 && rec.value_dep == 0);
+	ck_assert_int_eq(cxs_trace_reader_next(r, &rec, err, sizeof err), 1);
+	ck_assert(rec.op == CXS_TRACE_STORE && rec.size == 4 && rec.value == 0xdead);
+	ck_assert_int_eq(cxs_trace_reader_next(r, &rec, err, sizeof err), 0);
+	cxs_trace_reader_close(r);
 }
 END_TEST
 
@@ -855,13 +973,13 @@ START_TEST(test_counts_and_block_order_must_agree)
 		{ -1, -1, -1, 1, "CRC over the block CRCs" },
 	};
 	char path[PATH_LEN], name[PATH_LEN], err[ERR_LEN];
-	uint8_t raw[20 * 24];
+	uint8_t raw[20 * 28];
 	uint64_t seed = 99, n;
 
 	for (size_t i = 0; i < 20; i++) {
 		struct cxs_trace_rec r = rand_rec(&seed);
 
-		enc_rec(raw + i * 24, &r);
+		enc2(raw + i * 28, &r, 0);
 	}
 	tpath(path, "count.trace");
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -869,6 +987,7 @@ START_TEST(test_counts_and_block_order_must_agree)
 		size_t len;
 		uint8_t *buf;
 
+		b.version = 2;
 		b.hdr_count = cases[i].hdr_count;
 		b.trl_count = cases[i].trl_count;
 		b.trl_blocks = cases[i].trl_blocks;
@@ -885,7 +1004,12 @@ START_TEST(test_counts_and_block_order_must_agree)
 		assert_names_file(err, name);
 		free(buf);
 	}
-	build_trace(path, &build_default, raw, 20);
+	{
+		struct build b = build_default;
+
+		b.version = 2;
+		build_trace(path, &b, raw, 20);
+	}
 	ck_assert_msg(read_through(path, err, sizeof err, &n) == 0, "%s", err);
 	ck_assert_uint_eq(n, 20);
 }
@@ -1044,7 +1168,13 @@ START_TEST(test_text_converter_bad_lines)
 		{ "ld 8 0x10 1 2 3", "unexpected field '3'" },
 		{ "fence 3", "unexpected field '3' (fence takes only gap=N)" },
 		{ "lock 0x4004", "addr: 0x4004 of lock is not 8-byte aligned" },
-		{ "a b c d e f g h i", "too many fields" },
+		{ "a b c d e f g h i j k l m", "too many fields" },
+		{ "ld 8 0x10 adep=70000", "adep: 70000 is more than 65535" },
+		{ "ld 8 0x10 vdep=1", "vdep: only st and rmw" },
+		{ "st 8 0x10 5 add", "add: needs a st or rmw with a value dependency" },
+		{ "st 8 0x10 5 fadd vdep=1", "fadd: only an rmw" },
+		{ "fence adep=2", "adep: fence has no address dependency" },
+		{ "ld 8 0x10 where=moon", "where: 'moon' is not" },
 	};
 	char in[PATH_LEN], out[PATH_LEN], partial[PATH_LEN + 16], err[ERR_LEN], want[PATH_LEN + 16];
 	char text[256];
@@ -1311,6 +1441,8 @@ Suite *trace_suite(void)
 	tcase_add_test(dmg, test_missing_empty_directory_and_bad_magic);
 	tcase_add_test(dmg, test_newer_version_and_unknown_flags_rejected);
 	tcase_add_test(dmg, test_invalid_records_rejected_by_reader);
+	tcase_add_test(dmg, test_invalid_v2_records_rejected_by_reader);
+	tcase_add_test(dmg, test_version1_read_without_v2_fields);
 	tcase_add_test(dmg, test_counts_and_block_order_must_agree);
 	tcase_add_test(dmg, test_data_after_trailer_rejected);
 	tcase_add_test(conv, test_text_good_lines);

@@ -1,0 +1,129 @@
+/*
+ * trace_test_prog.c — the program `ctest -L trace` records with the cxltrace
+ * tool and replays (tests/mpi/trace_tool.sh). Three modes, each a known
+ * shape of memory traffic:
+ *
+ *   chase NODES      a pointer chase through NODES 64-byte nodes in a random
+ *                    cycle: each load's address is the previous load's value
+ *                    (replayed with dataflow: MLP 1)
+ *   stream BYTES     a sum over BYTES of 8-byte words, unrolled by a line:
+ *                    independent loads (replayed: MLP near the core's fill
+ *                    buffers)
+ *   sync T ITERS P   T threads (the main one and T-1 created), P phases of
+ *                    ITERS increments of one counter under one mutex, a
+ *                    barrier after each phase (two barrier objects taken in
+ *                    turn); the main thread joins the
+ *                    others and asks the replay to check the counter is
+ *                    T * ITERS * P (CXLTRACE_CHECK)
+ *
+ * chase and stream set their data up first and are recorded from the entry
+ * of the function named after them (--roi-start); sync from the first
+ * pthread_create (the default). Built with -O2 and without sanitizers: it is
+ * run under Valgrind, not tested by itself.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlsim/cxltrace.h"
+
+struct node {
+	struct node *next;
+	char pad[56];
+};
+
+/* noinline: the recorder starts at their entry */
+__attribute__((noinline)) struct node *chase(struct node *p, long n)
+{
+	for (long i = 0; i < n; i++)
+		p = p->next;
+	return p;
+}
+
+/* Unrolled by a line, so that loads come back to back as in CAMP's sequential-read loop. */
+__attribute__((noinline)) uint64_t stream(const uint64_t *a, long n)
+{
+	uint64_t s0 = 0, s1 = 0;
+	for (long i = 0; i + 8 <= n; i += 8) {
+		s0 += a[i] + a[i + 1] + a[i + 2] + a[i + 3];
+		s1 += a[i + 4] + a[i + 5] + a[i + 6] + a[i + 7];
+	}
+	return s0 + s1;
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t barrier[2]; /* alternating: a replay must keep them apart */
+static volatile uint64_t counter;
+static long iters, phases;
+
+static void *worker(void *arg)
+{
+	uint64_t mine = 0;
+	(void)arg;
+	for (long p = 0; p < phases; p++) {
+		for (long i = 0; i < iters; i++) {
+			pthread_mutex_lock(&lock);
+			counter++;
+			pthread_mutex_unlock(&lock);
+			mine += (uint64_t)i * 7; /* a little private work */
+		}
+		pthread_barrier_wait(&barrier[p % 2]);
+	}
+	return (void *)(uintptr_t)mine;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "chase") == 0) {
+		long n = atol(argv[2]);
+		struct node *nodes = calloc((size_t)n, sizeof *nodes);
+		long *perm = malloc((size_t)n * sizeof *perm);
+		if (!nodes || !perm || n < 2)
+			return 1;
+		for (long i = 0; i < n; i++)
+			perm[i] = i;
+		srand(1);
+		for (long i = n - 1; i > 0; i--) {
+			long j = rand() % (i + 1), t = perm[i];
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
+		for (long i = 0; i < n; i++)
+			nodes[perm[i]].next = &nodes[perm[(i + 1) % n]];
+		printf("%p\n", (void *)chase(&nodes[perm[0]], n));
+		return 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "stream") == 0) {
+		long n = atol(argv[2]) / 8;
+		uint64_t *a = malloc((size_t)n * sizeof *a);
+		if (!a)
+			return 1;
+		for (long i = 0; i < n; i++)
+			a[i] = (uint64_t)i;
+		printf("%llu\n", (unsigned long long)stream(a, n));
+		return 0;
+	}
+	if (argc >= 5 && strcmp(argv[1], "sync") == 0) {
+		long t = atol(argv[2]);
+		iters = atol(argv[3]);
+		phases = atol(argv[4]);
+		pthread_t *th = calloc((size_t)t, sizeof *th);
+		if (!th || t < 1 || pthread_barrier_init(&barrier[0], NULL, (unsigned)t) != 0 ||
+		    pthread_barrier_init(&barrier[1], NULL, (unsigned)t) != 0)
+			return 1;
+		for (long i = 1; i < t; i++)
+			if (pthread_create(&th[i], NULL, worker, NULL) != 0)
+				return 1;
+		worker(NULL);
+		for (long i = 1; i < t; i++)
+			pthread_join(th[i], NULL);
+		CXLTRACE_CHECK(&counter, 8, (uint64_t)(t * iters * phases));
+		printf("%llu\n", (unsigned long long)counter);
+		return counter == (uint64_t)(t * iters * phases) ? 0 : 1;
+	}
+	fprintf(stderr, "usage: %s chase NODES | stream BYTES | sync THREADS ITERS PHASES\n",
+		argv[0]);
+	return 2;
+}
