@@ -9,8 +9,7 @@
  * (calibration, prediction, interleaving) works on that struct only. The
  * readers are the only code that knows a file format:
  *
- *   camp_read_h5     cxlsim HDF5, format 2 (/stats/core/<counter> columns)
- *                    or format 1 (/nodes/<id>/core<i>/<counter> scalars):
+ *   camp_read_h5     cxlsim HDF5, format 2 (/stats/core/<counter> columns):
  *                    counters summed over every core of every CN, the run's
  *                    time from the workload's ROI bounds
  *   camp_read_perf   `perf stat -e ...` text or `perf stat -x,` CSV, SKX or
@@ -160,12 +159,12 @@ struct camp_pair {
 
 /*
  * Fits p, q (Eq. 5's hyperbola, GSL nonlinear least squares on the pairs'
- * R_Lat / R_MLP - 1 against L/MLP) and then k_drd, k_cache, k_store (linear
- * least squares of the measured slowdowns on the three components). The idle
- * latencies come from the pair with the lowest DRAM MLP (a pointer chase)
- * unless *idle_* are > 0. -1 with a message when the pairs cannot determine
- * the constants (too few memory-bound pairs, a singular system, a failed
- * fit).
+ * R_Lat / R_MLP - 1 against L/MLP) and then k_drd, k_cache, k_store, each
+ * by least squares through the origin of its component's measured growth
+ * (camp_measure) on its predictor. The idle latencies come from the pair
+ * with the lowest DRAM MLP (a pointer chase) unless *idle_* are > 0. -1 with
+ * a message when the pairs cannot determine the constants (too few
+ * memory-bound pairs, a component no pair exercises, a failed fit).
  */
 int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, double idle_cxl,
 		   struct camp_params *out, char *err, size_t errlen);

@@ -9,25 +9,32 @@
  *      MLP ratios are noise), y = R_Lat / R_MLP - 1 measured from the two
  *      runs (L = P11/P12, MLP = P11/P13) against x = L/MLP of the DRAM run;
  *      y = 1 / (p + q x) by nonlinear least squares;
- *   2  the scales. With p, q fixed, the measured slowdowns S_i = time ratio
- *      - 1 of all pairs against the three predictors of Eq. 5-7 (without
- *      their k): S = k_drd A + k_cache B + k_store C, linear least squares
- *      without intercept.
+ *   2  the scales, one per component, as the paper calibrates k_store on
+ *      memset: with p, q fixed, each predictor of Eq. 5-7 without its k
+ *      (A = s_LLC/c / (p + q L/MLP), B = R_LFB R_Mem s_Cache/c, C = s_SB/c)
+ *      against its own measured component over all pairs (the growth of
+ *      s_LLC, of s_L1D - s_L2 and of s_SB from the DRAM to the CXL run, over
+ *      the DRAM run's cycles: what Fig. 6 compares), a line through the
+ *      origin each (k = sum A S / sum A^2). Fitting the three against the
+ *      total slowdown instead lets one component's k soak up another's
+ *      error (a stream's prefetch cliff raised k_store), and the
+ *      per-component accuracy the paper reports would be unexamined.
  *
  * Why GSL. The hyperbola is a small nonlinear least-squares problem, but a
  * hand-written Gauss-Newton has no step control and diverges from a poor
  * start when the data are flat (q near 0, p large); GSL's gsl_multifit_nlinear
  * (Levenberg-Marquardt with a trust region, geodesic acceleration off) is
  * well tested, in Debian (libgsl-dev), and reports convergence and the
- * reason it stopped. The linear step uses gsl_multifit_linear (SVD), which
- * also gives the rank: a predictor no pair exercises (no memset pair, so no
- * store-bound run) makes the system singular, and that is refused by name
- * rather than fitted to noise.
+ * reason it stopped. The scales use gsl_fit_mul (least squares through the
+ * origin); a predictor no pair exercises (no memset pair, so no store-bound
+ * run) has no scale, and that is refused by name rather than fitted to
+ * noise.
  *
  * What can fail, each with one message: fewer than two memory-bound pairs
  * with distinct L/MLP; the nonlinear solver not converging; a hyperbola
  * that crosses zero inside the calibration range (p + q x <= 0 would turn
- * Eq. 5 negative or infinite); a predictor column of zeros; a negative k.
+ * Eq. 5 negative or infinite); a predictor that is zero for every pair; a
+ * negative k.
  *
  * Idle latencies (for interleaving) are the demand-read latencies of the
  * pair whose DRAM run has the lowest MLP — a pointer chase, as Intel MLC's
@@ -38,7 +45,7 @@
 #include <errno.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_fit.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <math.h>
 #include <stddef.h>
@@ -144,13 +151,10 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 	int rc = -1;
 	struct camp_features *fd = calloc(n ? n : 1, sizeof *fd), *fc = calloc(n ? n : 1, sizeof *fc);
 	double *x = calloc(n ? n : 1, sizeof *x), *y = calloc(n ? n : 1, sizeof *y);
-	double *S = calloc(n ? n : 1, sizeof *S);
-	gsl_matrix *A = NULL, *cov = NULL;
-	gsl_vector *b = NULL, *k = NULL;
-	gsl_multifit_linear_workspace *lw = NULL;
+	struct camp_slowdown *G = calloc(n ? n : 1, sizeof *G); /* measured components */
 	gsl_error_handler_t *old = gsl_set_error_handler_off();
 	memset(out, 0, sizeof *out);
-	if (!fd || !fc || !x || !y || !S) {
+	if (!fd || !fc || !x || !y || !G) {
 		snprintf(err, errlen, "calibrate: out of memory");
 		goto out;
 	}
@@ -165,7 +169,7 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 		    camp_features(&pairs[i].cxl, &fc[i], err, errlen) != 0 ||
 		    camp_measure(&pairs[i].dram, &pairs[i].cxl, &meas, err, errlen) != 0)
 			goto out;
-		S[i] = meas.total;
+		G[i] = meas;
 		if (fd[i].mlp > 0 && (fd[lowest].mlp <= 0 || fd[i].mlp < fd[lowest].mlp))
 			lowest = i;
 		if (fd[i].s_llc >= MEMORY_BOUND && fd[i].lat > 0 && fc[i].lat > 0 && fd[i].mlp > 0 &&
@@ -177,54 +181,46 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 	}
 	if (fit_hyperbola(x, y, m, &out->p, &out->q, err, errlen) != 0)
 		goto out;
-	A = gsl_matrix_alloc(n, 3);
-	b = gsl_vector_alloc(n);
-	k = gsl_vector_alloc(3);
-	cov = gsl_matrix_alloc(3, 3);
-	lw = gsl_multifit_linear_alloc(n, 3);
-	if (!A || !b || !k || !cov || !lw) {
+	double *col = calloc(3 * n, sizeof *col), *grow = calloc(3 * n, sizeof *grow);
+	if (!col || !grow) {
+		free(col), free(grow);
 		snprintf(err, errlen, "calibrate: out of memory");
 		goto out;
 	}
-	double norm[3] = {0};
 	for (size_t i = 0; i < n; i++) {
 		struct camp_params unit = {.p = out->p, .q = out->q, .k_drd = 1, .k_cache = 1, .k_store = 1};
 		struct camp_slowdown c;
 		camp_predict(&unit, &fd[i], &c);
-		gsl_matrix_set(A, i, 0, c.drd);
-		gsl_matrix_set(A, i, 1, c.cache);
-		gsl_matrix_set(A, i, 2, c.store);
-		gsl_vector_set(b, i, S[i]);
-		norm[0] += c.drd * c.drd, norm[1] += c.cache * c.cache, norm[2] += c.store * c.store;
+		col[i] = c.drd, col[n + i] = c.cache, col[2 * n + i] = c.store;
+		grow[i] = G[i].drd, grow[n + i] = G[i].cache, grow[2 * n + i] = G[i].store;
 	}
 	static const char *what[3] = {"demand reads (S_DRd: a pointer chase or a stream)",
 				      "prefetch-served loads (S_Cache: a stream or strided access)",
 				      "store-buffer stalls (S_Store: memset)"};
-	for (int j = 0; j < 3; j++)
-		if (norm[j] < 1e-12) {
+	double k[3];
+	for (int j = 0; j < 3; j++) {
+		double norm = 0, cov, sumsq;
+		for (size_t i = 0; i < n; i++)
+			norm += col[j * n + i] * col[j * n + i];
+		if (norm < 1e-12 ||
+		    gsl_fit_mul(col + j * n, 1, grow + j * n, 1, n, &k[j], &cov, &sumsq) != GSL_SUCCESS) {
+			free(col), free(grow);
 			snprintf(err, errlen, "calibrate: no pair exercises %s: its k cannot be fitted",
 				 what[j]);
 			goto out;
 		}
-	double chisq;
-	size_t rank;
-	if (gsl_multifit_linear_tsvd(A, b, 1e-10, k, cov, &chisq, &rank, lw) != GSL_SUCCESS || rank < 3) {
-		snprintf(err, errlen,
-			 "calibrate: the three predictors are not independent over the pairs (rank %zu "
-			 "of 3): add pairs that stress one component each",
-			 rank);
-		goto out;
 	}
-	out->k_drd = gsl_vector_get(k, 0);
-	out->k_cache = gsl_vector_get(k, 1);
-	out->k_store = gsl_vector_get(k, 2);
+	free(col), free(grow);
+	out->k_drd = k[0];
+	out->k_cache = k[1];
+	out->k_store = k[2];
 	static const char *kname[3] = {"k_drd", "k_cache", "k_store"};
 	for (int j = 0; j < 3; j++)
-		if (gsl_vector_get(k, j) < 0) {
+		if (k[j] < 0) {
 			snprintf(err, errlen,
 				 "calibrate: the fit gave %s = %g < 0: the pairs contradict Eq. 5-7 (are "
 				 "they in DRAM, CXL order?)",
-				 kname[j], gsl_vector_get(k, j));
+				 kname[j], k[j]);
 			goto out;
 		}
 	out->l_idle_dram = idle_dram > 0 ? idle_dram : fd[lowest].lat;
@@ -233,13 +229,7 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 	rc = 0;
 out:
 	gsl_set_error_handler(old);
-	if (lw)
-		gsl_multifit_linear_free(lw);
-	gsl_matrix_free(A);
-	gsl_matrix_free(cov);
-	gsl_vector_free(b);
-	gsl_vector_free(k);
-	free(fd), free(fc), free(x), free(y), free(S);
+	free(fd), free(fc), free(x), free(y), free(G);
 	return rc;
 }
 
