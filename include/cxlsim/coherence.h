@@ -73,7 +73,7 @@ bool cxs_coh_has_data(uint32_t type);
 /* ---- home directory (one per MN) --------------------------------------- */
 
 enum cxs_home_state { CXS_D_I = 0, CXS_D_S, CXS_D_EM };
-enum cxs_home_busy { CXS_HB_NONE = 0, CXS_HB_INV, CXS_HB_RECALL };
+enum cxs_home_busy { CXS_HB_NONE = 0, CXS_HB_INV, CXS_HB_RECALL, CXS_HB_RECOVER };
 
 struct cxs_home_env {
 	void *ctx;
@@ -96,6 +96,7 @@ struct cxs_home {
 	uint64_t *busy_lines;     /* lines with a transaction in progress */
 	size_t nbusy, cap_busy;
 	uint64_t dead;            /* bit per CN: failed, and handled by cxs_home_cn_failed */
+	bool recover_owned;       /* a failed CN's lines wait for recovery (DIKTAMO) */
 	uint64_t dropped_from_dead; /* messages from failed CNs that arrived after that */
 	uint64_t *c_msgs_in[CXS_MSG_TYPE_COUNT];
 	uint64_t *c_queued, *c_dram_reads, *c_dram_writes, *c_invs_sent, *c_recalls;
@@ -112,6 +113,7 @@ struct cxs_home_entry {
 	uint8_t state;       /* enum cxs_home_state */
 	uint8_t busy;        /* enum cxs_home_busy */
 	uint8_t req_dead;    /* the requester of the transaction in progress failed */
+	uint8_t recover;     /* busy RECALL: the recalled owner failed; waits for recovery */
 	uint16_t acks_left;
 	uint32_t owner;
 	uint64_t sharers;    /* bit per CN node id */
@@ -150,10 +152,28 @@ void cxs_home_read(const struct cxs_home *h, uint64_t line, uint8_t out[CXS_LINE
  * detects it (the caller's detection latency). Entries are visited in
  * creation order, so the report is deterministic. 0, or -1 with a message
  * (a bug: an inconsistent directory).
+ *
+ * With recover_owned (DIKTAMO, whose logs hold the lost writes) a line the
+ * CN owned does not take its memory value: it waits, I and busy RECOVER,
+ * with requests queued behind it — as does a recall it will never answer —
+ * until cxs_home_recovered gives it its recovered words.
  */
 int cxs_home_cn_failed(struct cxs_home *h, cxs_time now, uint32_t cn,
 		       void (*owned)(void *ctx, uint64_t line), void *ctx, char *err,
 		       size_t errlen);
+/*
+ * Recovery's result for a line waiting after a failure (cxs_home_cn_failed
+ * with recover_owned): the words of `mask` (bit w: bytes 8w..8w+7) of data
+ * are written to memory — a DRAM write, also when the mask is 0 — and the
+ * line serves its queued requests (or a recall waiting on the failed owner
+ * completes with memory's value); *done: when the write is done. 0, or -1 with a message (the line was not
+ * waiting: a bug).
+ */
+int cxs_home_recovered(struct cxs_home *h, cxs_time now, uint64_t line,
+		       const uint8_t data[CXS_LINE_BYTES], uint8_t mask, cxs_time *done, char *err,
+		       size_t errlen);
+/* Directory entries (for recovery's traversal cost). */
+size_t cxs_home_entries(const struct cxs_home *h);
 
 /*
  * The oldest transaction in progress for longer than `timeout`, described in
@@ -239,6 +259,14 @@ struct cxs_cn_env {
 	 * initial image in local memory.
 	 */
 	void (*init_local)(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES]);
+	/*
+	 * Optional: a store of a replication (r->repl != 0, DIKTAMO) was
+	 * performed at t, as the `stamp`-th write of the line's order
+	 * (cxs_stamp), leaving `word` in its aligned 8-byte word. Called before
+	 * anything else can see the store.
+	 */
+	void (*replicated_write)(void *ctx, cxs_time t, const struct cxs_mem_req *r, uint64_t stamp,
+				 uint64_t word);
 };
 
 struct cxs_cn_params {

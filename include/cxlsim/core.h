@@ -100,6 +100,12 @@ struct cxs_sb_store {
 	bool remote; /* CXL memory */
 };
 
+/* env.replicate's flags. */
+enum {
+	CXS_REPL_ATOMIC = 1,  /* an atomic, replicated alone before it is performed */
+	CXS_REPL_AT_HEAD = 2, /* sent with its group at the store-buffer head (or the window's) */
+};
+
 struct cxs_core_env {
 	void *ctx;
 	/* Hand a request to the CN's hierarchy at time t (>= now). 0, or -1 with err. */
@@ -116,10 +122,15 @@ struct cxs_core_env {
 	 * the replication, which cxs_core_replicated reports complete (all
 	 * REPL_ACKs in). The stores' later requests carry the id (r.repl), so
 	 * the CN sends the VALs when the group is performed. An atomic is
-	 * replicated alone, with its operand, before it is performed.
+	 * replicated alone, with its operand, before it is performed. flags:
+	 * CXS_REPL_*; a replication sent before its group reached the head
+	 * (DIKTAMO-proactive) may be refused by a full Logging Unit, which the
+	 * CN then asks again when the group reaches the head (repl_at_head).
 	 */
 	int (*replicate)(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
-			 uint32_t n, bool atomic, uint32_t *id, char *err, size_t len);
+			 uint32_t n, unsigned flags, uint32_t *id, char *err, size_t len);
+	/* Optional: the group of replication id, sent early, reached the head without its REPL_ACKs. */
+	void (*repl_at_head)(void *ctx, uint32_t core, cxs_time t, uint32_t id);
 	/* Optional hooks (NULL: nothing). */
 	void (*sb_enter)(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s);
 	bool (*sb_head)(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s, uint32_t n);

@@ -72,7 +72,7 @@ enum cxs_msg_type {
 	/* DMA */
 	CXS_MSG_DMA_WRITE,
 	/* DIKTAMO */
-	CXS_MSG_REPL, CXS_MSG_REPL_ACK, CXS_MSG_VAL, CXS_MSG_LOG_DUMP,
+	CXS_MSG_REPL, CXS_MSG_REPL_ACK, CXS_MSG_VAL, CXS_MSG_LOG_DUMP, CXS_MSG_LOG_SYNC,
 	/* recovery */
 	CXS_MSG_INTERRUPT, CXS_MSG_INTERRUPT_RESP, CXS_MSG_INIT_RECOV, CXS_MSG_FETCH_LATEST,
 	CXS_MSG_FETCH_LATEST_RESP, CXS_MSG_INIT_RECOV_RESP, CXS_MSG_RECOV_END,
@@ -99,6 +99,7 @@ struct cxs_fabric_params {
 	cxs_time switch_latency;    /* input to output port, head of message */
 	uint64_t link_bytes_per_s;  /* per link and direction; > 0 */
 	cxs_time detect_latency;    /* a node's failure to the switch setting its Viral_Status bit */
+	cxs_time repl_jitter;       /* adaptive routing of class repl: extra flight up to this */
 };
 
 void cxs_fabric_default(struct cxs_fabric_params *p);

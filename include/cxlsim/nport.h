@@ -25,6 +25,10 @@
  * class's extra protocol latency (AXLE's CXL.io round trip), and the engine
  * delivers the event at the arrival time.
  *
+ * A message to the node itself (a CN that is one of its own line's replicas)
+ * never crosses the fabric: it is delivered by a local event cfg.self_latency
+ * later and counted in no link counter.
+ *
  * Receiving (cxs_nport_arrive, from the node type's event function for an
  * event of a message type): the arrival hook runs (memsys arms its watchdog),
  * the receiver's link adds ingress queueing, and the message is dispatched at
@@ -69,6 +73,11 @@ struct cxs_nport_cfg {
 	uint32_t ev_send;     /* engine event type of a message sent for a later time */
 	int drop_type;        /* fault injection: lose the first message of this type sent; -1 none */
 	const char *drop_key; /* the key that asked for it, for the log line */
+	cxs_time self_latency; /* a message to the node itself (its own Logging Unit): delivered
+				  by a local event after this, never on the fabric */
+	cxs_time jitter[CXS_CLASS_COUNT]; /* adaptive routing: up to this much extra flight,
+					     drawn per message (deterministic); classes whose
+					     order the protocols rely on keep 0 */
 };
 
 struct cxs_nport_handler {
@@ -85,6 +94,7 @@ struct cxs_nport {
 	void (*on_arrival)(void *ctx); /* optional: every arriving message, first */
 	void *arrival_ctx;
 	bool dropped;                  /* drop_type already applied */
+	uint64_t jitter_seq;           /* messages jittered so far (the draw's input) */
 };
 
 /* Registers the link's counters in the node's statistics. 0, or -1 (out of memory). */

@@ -128,6 +128,9 @@ static const char usage_text[] =
 	"  -o, --output PATH        HDF5 output file, = --set output.file=PATH\n"
 	"  --seed N                 run seed, = --set engine.seed=N\n"
 	"  --end TIME               simulated end time, = --set engine.end_time=TIME\n"
+	"  --snapshot-at TIME       memory system: every node writes its part of the coherent\n"
+	"                           image of CXL memory at TIME, = --set image.snapshot_at=TIME\n"
+	"                           (analysis/cxlsim-imagediff compares images)\n"
 	"  -q, --quiet              no progress line\n"
 	"  -v, --verbose            log at level info; -vv (or twice) at level debug\n"
 	"  --help-config            list every configuration key, its type, default and\n"
@@ -306,6 +309,7 @@ static const struct {
 	{ "--output", "output.file" },
 	{ "--seed", "engine.seed" },
 	{ "--end", "engine.end_time" },
+	{ "--snapshot-at", "image.snapshot_at" },
 	{ "--kill", NULL },
 	{ "--fail", NULL },
 };

@@ -548,19 +548,26 @@ static int store_prefetch(struct cxs_core *c, cxs_time now, uint64_t addr, uint8
  * An atomic at the head of an empty window. Under a protocol that replicates,
  * a remote atomic is replicated first (its operand travels in the REPL, its
  * result in the VAL, which the CN sends when it is performed) and issued once
- * every REPL_ACK is in (core_atomic_replicated).
+ * every REPL_ACK is in (core_atomic_replicated). Under WT a remote atomic is
+ * written through like a store: it completes when its MN has the new value.
  */
 static int issue_atomic(struct cxs_core *c, cxs_time now, struct ent *e, char *err, size_t len)
 {
 	uint32_t id = 0;
-	if (sb_replicates(c) && c->env.remote(c->env.ctx, e->addr)) {
+	bool remote = c->env.remote(c->env.ctx, e->addr);
+	if (c->p.protocol == CXS_PROTO_WT && remote)
+		return core_request(c, now, e->op, e->addr, e->size, e->value,
+				    TAG(T_ROB, (uint32_t)(e - c->rob), e->gen), CXS_REQ_WT, 0, err,
+				    len);
+	if (sb_replicates(c) && remote) {
 		struct cxs_sb_store st = {e->addr, e->value, e->size, true};
 		if (!c->env.replicate) {
 			snprintf(err, len, "node %u core %u: a protocol that replicates, but the CN has no "
 				 "replication", c->node, c->id);
 			return -1;
 		}
-		if (c->env.replicate(c->env.ctx, c->id, now, &st, 1, true, &id, err, len) != 0)
+		if (c->env.replicate(c->env.ctx, c->id, now, &st, 1, CXS_REPL_ATOMIC | CXS_REPL_AT_HEAD,
+				     &id, err, len) != 0)
 			return -1;
 		if (!c->p.commit_before_ack) {
 			c->atomic_repl = id;

@@ -42,7 +42,14 @@
 	X(store_prefetches, "requests", "exclusive prefetches sent for stores (RFO prefetch)")        \
 	X(sb_transactions, "transactions", "store-buffer head transactions (a group of coalesced stores)") \
 	X(sb_coalesced, "stores", "stores that joined another store's transaction (coalescing)")      \
-	X(sb_drain_ps_total, "ps", "time store-buffer transactions took from issue to commit")
+	X(sb_drain_ps_total, "ps", "time store-buffer transactions took from issue to commit")      \
+	X(remote_stores, "stores", "stores to CXL memory committed (the remote writes of DIKTAMO Fig. 16)") \
+	X(rw_rob_ps, "ps", "remote stores: sum of the time from entering the window to retiring (Fig. 16 ROB->ROBHead)") \
+	X(rw_sb_ps, "ps", "remote stores: sum of the time from retiring to reaching the store-buffer head (Fig. 16 ROBHead->SBHead)") \
+	X(rw_coh_ps, "ps", "remote stores: sum of the time from the store-buffer head to the line writable (Fig. 16 SBHead->CohEnd; under wb and wt the store's own request, which acquires and merges)") \
+	X(rw_repl_ps, "ps", "remote stores: sum of the time the last REPL_ACK came after the line was writable (Fig. 16 Replication Time)") \
+	X(repl_at_entry, "transactions", "replications sent before their stores reached the store-buffer head (DIKTAMO-proactive: when the next store could not coalesce)") \
+	X(repl_at_head, "transactions", "replications sent at the store-buffer head (Fig. 11: the latest moment; all of baseline's and parallel's)")
 
 enum {
 #define ENUM(n, u, d) C_##n,
@@ -99,6 +106,7 @@ struct sb_ent {
 	uint32_t repl;      /* that group's id from env.replicate (0: none yet) */
 	cxs_time t_disp;    /* dispatched (entered the window) */
 	cxs_time t_retire;  /* retired into the buffer */
+	cxs_time t_acked;   /* its replication's last REPL_ACK came */
 };
 
 struct lfb_ent {

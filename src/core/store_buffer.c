@@ -130,7 +130,7 @@ int sb_forward(const struct cxs_core *c, uint64_t addr, uint8_t size, uint64_t *
 static int replicate(struct cxs_core *c, uint32_t from, uint32_t n, cxs_time now, bool at_head,
 		     char *err, size_t len)
 {
-	struct cxs_sb_store group[SB_GROUP_MAX];
+	struct cxs_sb_store group[SB_GROUP_MAX] = {{0}};
 	uint32_t id = 0;
 	if (!c->env.replicate) {
 		snprintf(err, len, "node %u core %u: protocol %s replicates stores, but the CN has no "
@@ -138,14 +138,16 @@ static int replicate(struct cxs_core *c, uint32_t from, uint32_t n, cxs_time now
 		return -1;
 	}
 	stores_of(c, from, n, group);
-	if (c->env.replicate(c->env.ctx, c->id, now, group, n, false, &id, err, len) != 0)
+	if (c->env.replicate(c->env.ctx, c->id, now, group, n, at_head ? CXS_REPL_AT_HEAD : 0, &id,
+			     err, len) != 0)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct sb_ent *s = at(c, from + i);
 		s->repl = id;
 		s->repl_sent = 1;
 	}
-	(void)at_head;
+	if (c->counting)
+		c->c[at_head ? C_repl_at_head : C_repl_at_entry]++;
 	return 0;
 }
 
@@ -250,7 +252,10 @@ static int both_at_head(struct cxs_core *c, cxs_time now, char *err, size_t len)
 {
 	if (!head_remote(c))
 		return perform(c, now, err, len);
-	if (!at(c, 0)->repl_sent && replicate(c, 0, c->sb.group, now, true, err, len) != 0)
+	const struct sb_ent *h = at(c, 0);
+	if (h->repl_sent && !h->repl_acked && c->env.repl_at_head)
+		c->env.repl_at_head(c->env.ctx, c->id, now, h->repl); /* sent early, still waiting */
+	if (!h->repl_sent && replicate(c, 0, c->sb.group, now, true, err, len) != 0)
 		return -1;
 	if (start_ownership(c, now, err, len) != 0)
 		return -1;
@@ -412,8 +417,24 @@ static int commit(struct cxs_core *c, cxs_time now, char *err, size_t len)
 		stores_of(c, 0, n, group);
 		c->env.commit(c->env.ctx, c->id, now, group, n);
 	}
-	if (c->counting)
+	if (c->counting) {
 		c->c[C_sb_drain_ps_total] += now - c->sb.issued;
+		/* Fig. 16: where each remote store of the group spent its time. */
+		cxs_time coh_end = c->proto->replicates ? c->sb.t_owned : now;
+		if (coh_end < c->sb.t_head)
+			coh_end = c->sb.t_head;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct sb_ent *s = at(c, i);
+			if (!s->remote)
+				continue;
+			c->c[C_remote_stores]++;
+			c->c[C_rw_rob_ps] += s->t_retire - s->t_disp;
+			c->c[C_rw_sb_ps] += c->sb.t_head - s->t_retire;
+			c->c[C_rw_coh_ps] += coh_end - c->sb.t_head;
+			if (s->repl_sent && s->t_acked > coh_end)
+				c->c[C_rw_repl_ps] += s->t_acked - coh_end;
+		}
+	}
 	for (uint32_t i = 0; i < n; i++)
 		c->store_words[WORD_BUCKET(at(c, i)->addr)]--;
 	c->sb.head = (c->sb.head + n) % c->p.sq;
@@ -471,6 +492,7 @@ int cxs_core_replicated(struct cxs_core *c, cxs_time now, uint32_t id, char *err
 		struct sb_ent *s = at(c, i);
 		if (s->repl_sent && s->repl == id) {
 			s->repl_acked = 1;
+			s->t_acked = now;
 			found = true;
 		}
 	}

@@ -97,6 +97,25 @@ static struct slot *find(struct slot *t, size_t mask, uint64_t word)
 			return &t[i];
 }
 
+/* Chunk c's entries, decompressed and decoded (malloc'd in *e). 0, or -1 with a message. */
+static int chunk_entries(const struct cxs_dk_store *s, size_t c, struct cxs_dk_entry **e,
+			 size_t *ne, char *err, size_t errlen)
+{
+	const struct stored_chunk *ch = &s->chunks[c];
+	unsigned char *raw = NULL;
+	char why[192];
+	*e = NULL;
+	*ne = 0;
+	if (cxs_dk_inflate(ch->bytes, ch->len, ch->raw_len, &raw, why, sizeof why) != 0 ||
+	    cxs_dk_log_decode(raw, ch->raw_len, e, ne, why, sizeof why) != 0) {
+		snprintf(err, errlen, "MN log chunk %zu (from node %u): %s", c, ch->from, why);
+		free(raw);
+		return -1;
+	}
+	free(raw);
+	return 0;
+}
+
 size_t cxs_dk_store_latest(const struct cxs_dk_store *s, const uint64_t *words, size_t n,
 			   struct cxs_dk_entry *out, uint8_t *found, size_t *inflated, char *err,
 			   size_t errlen)
@@ -118,20 +137,14 @@ size_t cxs_dk_store_latest(const struct cxs_dk_store *s, const uint64_t *words, 
 		q->word = words[i];
 	}
 	size_t scanned = 0, total = 0;
-	char why[192];
 	for (size_t c = 0; c < s->n; c++) {
 		const struct stored_chunk *ch = &s->chunks[c];
-		unsigned char *raw = NULL;
-		struct cxs_dk_entry *e = NULL;
-		size_t ne = 0;
-		if (cxs_dk_inflate(ch->bytes, ch->len, ch->raw_len, &raw, why, sizeof why) != 0 ||
-		    cxs_dk_log_decode(raw, ch->raw_len, &e, &ne, why, sizeof why) != 0) {
-			snprintf(err, errlen, "MN log chunk %zu (from node %u): %s", c, ch->from, why);
-			free(raw);
+		struct cxs_dk_entry *e;
+		size_t ne;
+		if (chunk_entries(s, c, &e, &ne, err, errlen) != 0) {
 			free(t);
 			return (size_t)-1;
 		}
-		free(raw);
 		total += ch->raw_len;
 		for (size_t k = 0; k < ne; k++) {
 			struct slot *q = find(t, nslots - 1, e[k].addr);
@@ -154,4 +167,20 @@ size_t cxs_dk_store_latest(const struct cxs_dk_store *s, const uint64_t *words, 
 	free(t);
 	*inflated = total;
 	return scanned;
+}
+
+int cxs_dk_store_foreach(const struct cxs_dk_store *s,
+			 void (*fn)(void *ctx, const struct cxs_dk_entry *e, uint32_t from),
+			 void *ctx, char *err, size_t errlen)
+{
+	for (size_t c = 0; c < s->n; c++) {
+		struct cxs_dk_entry *e;
+		size_t ne;
+		if (chunk_entries(s, c, &e, &ne, err, errlen) != 0)
+			return -1;
+		for (size_t k = 0; k < ne; k++)
+			fn(ctx, &e[k], s->chunks[c].from);
+		free(e);
+	}
+	return 0;
 }

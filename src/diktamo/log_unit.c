@@ -12,10 +12,14 @@
  * SRAM Log Buffer. cap = sram_bytes / CXS_DK_ENTRY_BYTES entries (4 KB / 24
  * = 170, Table II). A REPL of n words takes n entries at once or, when fewer
  * are free, none (back-pressure: the caller keeps the REPL and offers it
- * again after a drain; nothing is half-allocated). Entries are kept in
+ * again after a drain; nothing is half-allocated), unless the caller asks
+ * for a spill: then the entries are allocated past the buffer, in the CN's
+ * DRAM (logging.c charges the DRAM write and says when it spills). Entries are kept in
  * arrival order (a REPL's words in their order), compacted as entries leave;
- * with at most cap entries, the scans below are bounded by cap, and drain
- * sorts at most cap keys. An entry is
+ * with at most cap entries, the scans below are bounded by cap: a VAL's
+ * checks and a drain are one pass each over the buffer, through a table of
+ * the words concerned (struct word_slot), and a word's entries are sorted by
+ * stamp among themselves only. An entry is
  *   allocated  by the REPL: addr, value, requester, repl; stamp 0, valid 0;
  *   VALed      by the VAL naming (requester's CN, repl): stamp, ts, valid 1,
  *              and the value for an atomic;
@@ -25,9 +29,9 @@
  * VAL checks (protocol errors, refused with a message, nothing changed): the
  * REPL is in the buffer and not VALed yet; for every VALed entry of the same
  * word still in the buffer, the stamps differ and, if it is from the same
- * CN, TS order (cxs_dk_ts_before) agrees with stamp order; and the stamp is
- * above the word's latest stamp in the DRAM log. TS is compared only inside
- * the buffer because a 7-bit TS means nothing after 64 further VALs of its CN.
+ * CN, TS order agrees with stamp order (TSs unwrapped, ts_unwrap below); and
+ * the stamp is above the word's latest stamp in the DRAM log. TS is compared
+ * only inside the buffer: the DRAM log keeps the 7 bits only.
  * The last check is what makes "a word's entries in the DRAM log are in
  * stamp order" an invariant rather than a hope: under coherence the write
  * ordered before a logged one had its REPL acknowledged — so in the buffer —
@@ -86,8 +90,19 @@
  * entries it is in charge of (keep(ctx, line), line = addr >> 6), groups
  * them by dest(ctx, line) keeping log order inside each group, encodes each
  * group (log_format.c) and compresses it with zlib at zlib_level, producing
- * chunks in ascending dest order; then clears the log. It takes one unit
- * cycle per entry read (all of them, kept or not). On out of memory nothing
+ * chunks in ascending dest order. Then it clears what it saved, and the
+ * other members' entries that were in the log at the previous dump already;
+ * those of other members that entered since stay one round more. The paper
+ * clears the whole log ("synchronize again, and clear the logs"), but a
+ * round does not stop the VALs in flight: a store VALed here just before a
+ * dump may reach its saver's unit just after that unit dumped, and clearing
+ * it here would leave one copy where N_r were promised until the next round.
+ * An entry that was here at one dump reached its saver (whose VAL left in
+ * the same event) long before the next — rounds are diktamo.dump_period
+ * apart, a VAL's skew is a flight — so the saver has sent it by then; the
+ * protocol checker holds every run to it (check.c). The cost: the log holds
+ * up to two rounds of the other members' entries. A dump takes one unit
+ * cycle per entry read (all of them, saved or not). On out of memory nothing
  * is cleared.
  *
  * Statistics (component "lu", when st != NULL):
@@ -95,16 +110,23 @@
  *   repls_refused          REPL offers refused for lack of room (each offer)
  *   entries_logged         SRAM entries allocated (words of accepted REPLs)
  *   vals                   VALs accepted
+ *   vals_reordered         VALs that came after a later VAL of their CN
+ *   vals_behind            VALs for a word with a VALed later-stamped entry
+ *                          in the buffer already (another CN's, or reordered)
  *   backpressure_ps        time REPLs were held for lack of room
  *                          (cxs_lu_backpressure)
+ *   spilled_entries        entries allocated past the buffer (spill)
  *   drained_entries        entries moved to the DRAM log
  *   drain_busy_ps          unit time spent moving them
  *   dram_full_drains       drains that left movable entries for lack of room
  *   sram_peak_entries      most entries in the SRAM buffer at once
  *   dram_peak_bytes        largest DRAM log, at CXS_DK_ENTRY_BYTES an entry
+ *   round_peak_bytes       most entries moved to the DRAM log between two
+ *                          dumps, at CXS_DK_ENTRY_BYTES an entry (Fig. 13's
+ *                          "log generated between consecutive dumps")
  *   dumps                  dumps (also of an empty log)
  *   dump_entries           entries saved in chunks
- *   dump_others_entries    entries cleared at a dump for other members to save
+ *   dump_others_entries    entries of other members' shares cleared at dumps
  *   dump_raw_bytes         encoded bytes before compression
  *   dump_compressed_bytes  bytes after compression (what goes to the MNs)
  *   dump_busy_ps           unit time reading the log for dumps
@@ -127,12 +149,17 @@ enum {
 	C_REPLS_REFUSED,
 	C_ENTRIES_LOGGED,
 	C_VALS,
+	C_VALS_REORDERED,
+	C_VALS_BEHIND,
 	C_BACKPRESSURE_PS,
+	C_SPILLED,
+	C_FORGOTTEN,
 	C_DRAINED,
 	C_DRAIN_BUSY_PS,
 	C_DRAM_FULL,
 	C_SRAM_PEAK,
 	C_DRAM_PEAK,
+	C_ROUND_PEAK,
 	C_DUMPS,
 	C_DUMP_ENTRIES,
 	C_DUMP_OTHERS,
@@ -150,8 +177,16 @@ static const struct {
 			     "REPL offers refused for lack of room in the SRAM Log Buffer"},
 	[C_ENTRIES_LOGGED] = {"entries_logged", "entries", "SRAM Log Buffer entries allocated"},
 	[C_VALS] = {"vals", "messages", "VALs accepted"},
+	[C_VALS_REORDERED] = {"vals_reordered", "messages",
+			      "VALs that arrived after a later VAL of the same CN (the fabric reordered them)"},
+	[C_VALS_BEHIND] = {"vals_behind", "messages",
+			   "VALs for a word whose buffer already held a VALed entry with a later stamp (from any CN): drained in stamp order all the same"},
 	[C_BACKPRESSURE_PS] = {"backpressure_ps", "ps",
 			       "time REPLs were held for lack of room in the SRAM Log Buffer"},
+	[C_SPILLED] = {"spilled_entries", "entries",
+		       "entries of REPLs from a store-buffer head that waited diktamo.spill_after for room and were then kept in the CN's DRAM instead"},
+	[C_FORGOTTEN] = {"forgotten_entries", "entries",
+			 "entries of a failed CN's REPLs never VALed, dropped when its failure was detected"},
 	[C_DRAINED] = {"drained_entries", "entries", "entries moved to the DRAM log"},
 	[C_DRAIN_BUSY_PS] = {"drain_busy_ps", "ps", "unit time moving entries to the DRAM log"},
 	[C_DRAM_FULL] = {"dram_full_drains", "drains",
@@ -159,6 +194,8 @@ static const struct {
 	[C_SRAM_PEAK] = {"sram_peak_entries", "entries", "most entries in the SRAM Log Buffer"},
 	[C_DRAM_PEAK] = {"dram_peak_bytes", "bytes",
 			 "largest DRAM log (24 bytes an entry, uncompressed)"},
+	[C_ROUND_PEAK] = {"round_peak_bytes", "bytes",
+			  "most log (24 bytes an entry, uncompressed) moved to the DRAM log between two dumps (Fig. 13)"},
 	[C_DUMPS] = {"dumps", "dumps", "log dumps"},
 	[C_DUMP_ENTRIES] = {"dump_entries", "entries", "entries this unit saved in dumps"},
 	[C_DUMP_OTHERS] = {"dump_others_entries", "entries",
@@ -173,13 +210,26 @@ static const struct {
 struct buf_entry {
 	struct cxs_dk_entry e;
 	uint32_t idx;
+	uint64_t seq; /* its VAL's TS unwrapped (VALed entries) */
+};
+
+/*
+ * The words one VAL or one drain deals with, in an open-addressing table of
+ * at least 4 x cap slots, cleared by bumping a generation (a slot of another
+ * generation is free): a VAL's checks and a drain's grouping by word are one
+ * pass over the buffer instead of a pass per word or a sort.
+ */
+struct word_slot {
+	uint64_t addr;
+	uint64_t stamp;     /* VAL: the stamp it gives this word */
+	uint32_t gen;
+	uint32_t first, last; /* drain: the word's buffer positions, chained by wnext */
+	uint32_t n;
+	uint8_t blocked;    /* drain: the word has an entry not VALed */
+	uint8_t done;
 };
 
 /* Drain's sort keys. */
-struct addr_key {
-	uint64_t addr;
-	uint32_t pos;
-};
 struct stamp_key {
 	uint64_t stamp;
 	uint32_t pos;
@@ -189,28 +239,55 @@ struct cxs_lu {
 	struct cxs_lu_params p;
 	uint32_t node;
 
-	/* SRAM Log Buffer, arrival order */
+	/* SRAM Log Buffer, arrival order (entries past cap: spilled to DRAM) */
 	uint32_t cap;
+	uint32_t room;           /* entries the arrays below hold: cap, more after spills */
 	uint32_t nbuf;
 	uint32_t nvaled;
 	struct buf_entry *buf;
-	struct addr_key *akeys;  /* scratch, cap */
 	struct stamp_key *skeys; /* scratch, cap */
 	uint32_t *place;         /* scratch, cap */
+	uint32_t *wnext;         /* scratch, cap: next buffer position of the same word */
 	uint8_t *gone;           /* scratch, cap */
+	struct word_slot *words; /* scratch: the words of a VAL or a drain, by hash */
+	uint32_t wmask;          /* slots - 1 */
+	uint32_t wgen;           /* slots of another generation are free */
 
 	/* DRAM log and its index */
 	uint32_t max_log;
 	uint32_t nlog;
 	uint32_t wm_entries;
 	struct cxs_dk_entry *log;
+	uint32_t *gen;  /* per entry: the dumps done before it entered */
+	uint32_t dumps;
+	uint64_t round_moved; /* entries moved to the DRAM log since the last dump */
 	uint32_t *next; /* position + 1 of the bucket's next word, 0: end */
 	uint32_t *head; /* per bucket, position + 1 of its first word, 0: empty */
 	uint64_t mask;  /* nbuckets - 1 */
 
+	/* per requester CN: its latest VAL's TS unwrapped, 0 before the first */
+	uint64_t seq_last[256];
+
 	uint64_t *c[NCOUNTERS];
 	uint64_t local[NCOUNTERS];
 };
+
+/*
+ * A CN numbers its VALs to this unit without gaps, 7 bits wrapping, and the
+ * fabric reorders them by less than 64: a TS is taken as the nearest number
+ * (ahead by 0..63 or behind by 1..64) to the latest one seen from its CN.
+ * Unwrapped, TSs compare however long their entries wait in the buffer (a
+ * VALed entry waits for the word's un-VALed ones, which under
+ * DIKTAMO-proactive may be many VALs later).
+ */
+static uint64_t ts_unwrap(const struct cxs_lu *lu, uint32_t cn, uint8_t ts)
+{
+	uint64_t last = lu->seq_last[cn & 0xff];
+	if (last == 0)
+		return (UINT64_C(1) << 32) + ts; /* room to go behind */
+	uint32_t d = (uint32_t)(ts - (last & 0x7f)) & 0x7f;
+	return d <= 63 ? last + d : last - (128 - d);
+}
 
 void cxs_lu_default_params(struct cxs_lu_params *p)
 {
@@ -234,6 +311,7 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 	lu->p = *p;
 	lu->node = node;
 	lu->cap = p->sram_bytes / CXS_DK_ENTRY_BYTES;
+	lu->room = lu->cap;
 	lu->max_log = (uint32_t)(p->dram_bytes / CXS_DK_ENTRY_BYTES);
 	double wm = p->watermark * (double)lu->max_log;
 	uint64_t w = (uint64_t)wm;
@@ -245,15 +323,22 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 		nb <<= 1;
 	lu->mask = nb - 1;
 	lu->buf = calloc(lu->cap, sizeof *lu->buf);
-	lu->akeys = calloc(lu->cap, sizeof *lu->akeys);
 	lu->skeys = calloc(lu->cap, sizeof *lu->skeys);
 	lu->place = calloc(lu->cap, sizeof *lu->place);
+	lu->wnext = calloc(lu->cap, sizeof *lu->wnext);
 	lu->gone = calloc(lu->cap, sizeof *lu->gone);
+	uint32_t ws = 64;
+	while (ws < 4 * lu->cap)
+		ws <<= 1;
+	lu->wmask = ws - 1;
+	lu->words = calloc(ws, sizeof *lu->words);
 	lu->log = malloc((size_t)lu->max_log * sizeof *lu->log);
+	lu->gen = malloc((size_t)lu->max_log * sizeof *lu->gen);
 	lu->next = malloc((size_t)lu->max_log * sizeof *lu->next);
 	lu->head = calloc(nb, sizeof *lu->head);
-	if (!lu->buf || !lu->akeys || !lu->skeys || !lu->place || !lu->gone || !lu->log ||
-	    !lu->next || !lu->head)
+	if (!lu->buf || !lu->skeys || !lu->place || !lu->wnext || !lu->gone || !lu->words ||
+	    !lu->log ||
+	    !lu->gen || !lu->next || !lu->head)
 		goto fail;
 	for (int i = 0; i < NCOUNTERS; i++) {
 		lu->c[i] = &lu->local[i];
@@ -275,11 +360,13 @@ void cxs_lu_free(struct cxs_lu *lu)
 	if (lu == NULL)
 		return;
 	free(lu->buf);
-	free(lu->akeys);
 	free(lu->skeys);
 	free(lu->place);
+	free(lu->wnext);
 	free(lu->gone);
+	free(lu->words);
 	free(lu->log);
+	free(lu->gen);
 	free(lu->next);
 	free(lu->head);
 	free(lu);
@@ -289,6 +376,32 @@ static void bump_max(uint64_t *c, uint64_t v)
 {
 	if (v > *c)
 		*c = v;
+}
+
+/* A fresh, empty word table. */
+static void words_reset(struct cxs_lu *lu)
+{
+	if (++lu->wgen == 0) {
+		memset(lu->words, 0, ((size_t)lu->wmask + 1) * sizeof *lu->words);
+		lu->wgen = 1;
+	}
+}
+
+/* The word's slot: NULL when absent and !add. */
+static struct word_slot *word_at(struct cxs_lu *lu, uint64_t addr, bool add)
+{
+	for (uint32_t i = (uint32_t)dk_word_hash(addr) & lu->wmask;; i = (i + 1) & lu->wmask) {
+		struct word_slot *w = &lu->words[i];
+		if (w->gen != lu->wgen) {
+			if (!add)
+				return NULL;
+			*w = (struct word_slot){.addr = addr, .gen = lu->wgen, .first = NONE,
+						.last = NONE};
+			return w;
+		}
+		if (w->addr == addr)
+			return w;
+	}
 }
 
 /* ---- DRAM log index ------------------------------------------------------------ */
@@ -308,11 +421,12 @@ static const struct cxs_dk_entry *dram_latest(const struct cxs_lu *lu, uint64_t 
 }
 
 /* Appends e (the caller checked there is room) and makes it its word's latest. */
-static void log_append(struct cxs_lu *lu, const struct cxs_dk_entry *e)
+static void log_append(struct cxs_lu *lu, const struct cxs_dk_entry *e, uint32_t gen)
 {
 	assert(lu->nlog < lu->max_log);
 	uint32_t pos = lu->nlog++;
 	lu->log[pos] = *e;
+	lu->gen[pos] = gen;
 	uint32_t *b = bucket_of(lu, e->addr);
 	uint32_t *link = b;
 	for (uint32_t q = *b; q != 0; link = &lu->next[q - 1], q = *link) {
@@ -327,23 +441,79 @@ static void log_append(struct cxs_lu *lu, const struct cxs_dk_entry *e)
 	*b = pos + 1;
 }
 
-static void log_clear(struct cxs_lu *lu)
+/*
+ * After a dump: the log keeps only the entries of other members' shares that
+ * entered it since the previous dump (retain[p]), in order, re-indexed.
+ */
+static void log_compact(struct cxs_lu *lu, const uint8_t *retain)
 {
-	for (uint32_t p = 0; p < lu->nlog; p++)
+	uint32_t n = lu->nlog;
+	for (uint32_t p = 0; p < n; p++)
 		*bucket_of(lu, lu->log[p].addr) = 0;
 	lu->nlog = 0;
+	for (uint32_t p = 0; p < n && retain; p++) {
+		if (!retain[p])
+			continue;
+		struct cxs_dk_entry e = lu->log[p]; /* p >= its new place */
+		log_append(lu, &e, lu->gen[p]);
+	}
 }
 
 /* ---- REPL and VAL ----------------------------------------------------------------- */
 
+/* Room for `need` buffer entries in every per-entry array (spills grow them). 0, or -1. */
+static int make_room(struct cxs_lu *lu, uint32_t need)
+{
+	if (need <= lu->room)
+		return 0;
+	uint32_t room = lu->room;
+	while (room < need)
+		room *= 2;
+	struct buf_entry *buf = realloc(lu->buf, room * sizeof *buf);
+	if (buf)
+		lu->buf = buf;
+	struct stamp_key *sk = realloc(lu->skeys, room * sizeof *sk);
+	if (sk)
+		lu->skeys = sk;
+	uint32_t *pl = realloc(lu->place, room * sizeof *pl);
+	if (pl)
+		lu->place = pl;
+	uint32_t *wn = realloc(lu->wnext, room * sizeof *wn);
+	if (wn)
+		lu->wnext = wn;
+	uint8_t *g = realloc(lu->gone, room);
+	if (g)
+		lu->gone = g;
+	uint32_t ws = lu->wmask + 1;
+	while (ws < 4 * room)
+		ws <<= 1;
+	struct word_slot *w = ws > lu->wmask + 1 ? calloc(ws, sizeof *w) : lu->words;
+	if (!buf || !sk || !pl || !wn || !g || !w)
+		return -1;
+	if (w != lu->words) {
+		free(lu->words);
+		lu->words = w;
+		lu->wmask = ws - 1;
+		lu->wgen = 0;
+		words_reset(lu);
+	}
+	lu->room = room;
+	return 0;
+}
+
 cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl,
-		     const uint64_t *addr, const uint64_t *value, uint32_t n)
+		     const uint64_t *addr, const uint64_t *value, uint32_t n, bool spill)
 {
 	assert(n >= 1 && n <= MAX_REPL_WORDS);
 	assert(n <= lu->cap); /* a REPL larger than the buffer could never be taken */
-	if (lu->cap - lu->nbuf < n) {
-		(*lu->c[C_REPLS_REFUSED])++;
-		return CXS_TIME_INF;
+	if (lu->nbuf + n > lu->cap) {
+		if (!spill) {
+			(*lu->c[C_REPLS_REFUSED])++;
+			return CXS_TIME_INF;
+		}
+		if (make_room(lu, lu->nbuf + n) != 0)
+			return CXS_TIME_INF;
+		*lu->c[C_SPILLED] += n;
 	}
 #ifndef NDEBUG
 	for (uint32_t k = 0; k < lu->nbuf; k++)
@@ -369,6 +539,23 @@ cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32
 	return now + lu->p.sram_ps;
 }
 
+size_t cxs_lu_forget(struct cxs_lu *lu, uint32_t cn)
+{
+	uint32_t w = 0;
+	size_t gone = 0;
+	for (uint32_t k = 0; k < lu->nbuf; k++) {
+		const struct buf_entry *b = &lu->buf[k];
+		if (!b->e.valid && b->e.requester >> 8 == cn) {
+			gone++;
+			continue;
+		}
+		lu->buf[w++] = *b;
+	}
+	lu->nbuf = w;
+	*lu->c[C_FORGOTTEN] += gone;
+	return gone;
+}
+
 void cxs_lu_backpressure(struct cxs_lu *lu, cxs_time since, cxs_time now)
 {
 	assert(now >= since);
@@ -376,11 +563,13 @@ void cxs_lu_backpressure(struct cxs_lu *lu, cxs_time since, cxs_time now)
 }
 
 int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl, uint8_t ts,
-	       uint64_t stamp0, const uint64_t *values, char *err, size_t errlen)
+	       uint64_t stamp0, const uint64_t *stamps, const uint64_t *values, char *err,
+	       size_t errlen)
 {
 	uint32_t cn = requester >> 8;
 	uint32_t m = 0;
 	ts &= 0x7f;
+	uint64_t seq = ts_unwrap(lu, cn, ts);
 	for (uint32_t k = 0; k < lu->nbuf; k++) {
 		const struct buf_entry *b = &lu->buf[k];
 		if (b->e.requester >> 8 != cn || b->e.repl != repl)
@@ -398,33 +587,41 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 			 lu->node, repl, cn);
 		return -1;
 	}
-	/* Check everything first: a refused VAL changes nothing. */
+	/* Check everything first: a refused VAL changes nothing. One pass over the buffer. */
+	words_reset(lu);
 	for (uint32_t j = 0; j < m; j++) {
 		const struct buf_entry *b = &lu->buf[lu->place[j]];
-		uint64_t stamp = stamp0 + b->idx;
-		for (uint32_t k = 0; k < lu->nbuf; k++) {
-			const struct cxs_dk_entry *o = &lu->buf[k].e;
-			if (!o->valid || o->addr != b->e.addr)
-				continue;
-			if (o->stamp == stamp) {
-				snprintf(err, errlen,
-					 "LU %u: word %#" PRIx64 " gets stamp %#" PRIx64
-					 " twice (REPL %u from CN %u and REPL %u from CN %u)",
-					 lu->node, b->e.addr, stamp, o->repl, o->requester >> 8, repl,
-					 cn);
-				return -1;
-			}
-			if (o->requester >> 8 == cn &&
-			    cxs_dk_ts_before(o->ts, ts) != (o->stamp < stamp)) {
-				snprintf(err, errlen,
-					 "LU %u: CN %u word %#" PRIx64 ": TS %u stamp %#" PRIx64
-					 " (REPL %u) against TS %u stamp %#" PRIx64
-					 " (REPL %u): TS order and stamp order disagree",
-					 lu->node, cn, b->e.addr, ts, stamp, repl, o->ts, o->stamp,
-					 o->repl);
-				return -1;
-			}
+		word_at(lu, b->e.addr, true)->stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
+	}
+	bool behind = false;
+	for (uint32_t k = 0; k < lu->nbuf; k++) {
+		const struct cxs_dk_entry *o = &lu->buf[k].e;
+		if (!o->valid)
+			continue;
+		const struct word_slot *w = word_at(lu, o->addr, false);
+		if (w == NULL)
+			continue;
+		uint64_t stamp = w->stamp;
+		behind |= o->stamp > stamp;
+		if (o->stamp == stamp) {
+			snprintf(err, errlen,
+				 "LU %u: word %#" PRIx64 " gets stamp %#" PRIx64
+				 " twice (REPL %u from CN %u and REPL %u from CN %u)",
+				 lu->node, o->addr, stamp, o->repl, o->requester >> 8, repl, cn);
+			return -1;
 		}
+		if (o->requester >> 8 == cn && (lu->buf[k].seq < seq) != (o->stamp < stamp)) {
+			snprintf(err, errlen,
+				 "LU %u: CN %u word %#" PRIx64 ": TS %u stamp %#" PRIx64
+				 " (REPL %u) against TS %u stamp %#" PRIx64
+				 " (REPL %u): TS order and stamp order disagree",
+				 lu->node, cn, o->addr, ts, stamp, repl, o->ts, o->stamp, o->repl);
+			return -1;
+		}
+	}
+	for (uint32_t j = 0; j < m; j++) {
+		const struct buf_entry *b = &lu->buf[lu->place[j]];
+		uint64_t stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
 		const struct cxs_dk_entry *d = dram_latest(lu, b->e.addr);
 		if (d != NULL && d->stamp >= stamp) {
 			snprintf(err, errlen,
@@ -436,12 +633,18 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 	}
 	for (uint32_t j = 0; j < m; j++) {
 		struct buf_entry *b = &lu->buf[lu->place[j]];
-		b->e.stamp = stamp0 + b->idx;
+		b->e.stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
 		b->e.ts = ts;
+		b->seq = seq;
 		b->e.valid = 1;
 		if (values != NULL)
 			b->e.value = values[b->idx];
 	}
+	if (seq > lu->seq_last[cn & 0xff])
+		lu->seq_last[cn & 0xff] = seq;
+	else if (lu->seq_last[cn & 0xff] != 0)
+		(*lu->c[C_VALS_REORDERED])++;
+	*lu->c[C_VALS_BEHIND] += behind;
 	lu->nvaled += m;
 	(*lu->c[C_VALS])++;
 	return 0;
@@ -449,20 +652,16 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 
 /* ---- drain ------------------------------------------------------------------------- */
 
-static int cmp_addr_key(const void *a, const void *b)
+/* Sorts a word's few entries by stamp (insertion sort: a word has few entries in the buffer). */
+static void sort_stamps(struct stamp_key *k, uint32_t n)
 {
-	const struct addr_key *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int cmp_stamp_key(const void *a, const void *b)
-{
-	const struct stamp_key *x = a, *y = b;
-	if (x->stamp != y->stamp)
-		return x->stamp < y->stamp ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	for (uint32_t i = 1; i < n; i++) {
+		struct stamp_key x = k[i];
+		uint32_t j = i;
+		for (; j > 0 && k[j - 1].stamp > x.stamp; j--)
+			k[j] = k[j - 1];
+		k[j] = x;
+	}
 }
 
 cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
@@ -471,27 +670,34 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 	if (lu->nvaled == 0)
 		return now;
 	uint32_t n = lu->nbuf;
+	/* Group the buffer by word, keeping arrival order within each word. */
+	words_reset(lu);
 	for (uint32_t k = 0; k < n; k++) {
-		lu->akeys[k] = (struct addr_key){lu->buf[k].e.addr, k};
+		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, true);
 		lu->place[k] = NONE;
 		lu->gone[k] = 0;
+		lu->wnext[k] = NONE;
+		if (w->last == NONE)
+			w->first = k;
+		else
+			lu->wnext[w->last] = k;
+		w->last = k;
+		w->n++;
+		w->blocked |= !lu->buf[k].e.valid;
 	}
-	qsort(lu->akeys, n, sizeof *lu->akeys, cmp_addr_key);
 	/* place[k]: which entry goes to the DRAM log at arrival position k. */
-	for (uint32_t a = 0, b; a < n; a = b) {
-		bool blocked = false;
-		for (b = a; b < n && lu->akeys[b].addr == lu->akeys[a].addr; b++)
-			blocked |= !lu->buf[lu->akeys[b].pos].e.valid;
-		if (blocked)
+	for (uint32_t k = 0; k < n; k++) {
+		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, false);
+		if (w->blocked || w->done)
 			continue;
-		for (uint32_t j = a; j < b; j++) {
-			uint32_t pos = lu->akeys[j].pos;
-			lu->skeys[j - a] = (struct stamp_key){lu->buf[pos].e.stamp, pos};
-		}
-		if (b - a > 1)
-			qsort(lu->skeys, b - a, sizeof *lu->skeys, cmp_stamp_key);
-		for (uint32_t j = a; j < b; j++)
-			lu->place[lu->akeys[j].pos] = lu->skeys[j - a].pos;
+		w->done = 1;
+		uint32_t i = 0;
+		for (uint32_t q = w->first; q != NONE; q = lu->wnext[q])
+			lu->skeys[i++] = (struct stamp_key){lu->buf[q].e.stamp, q};
+		sort_stamps(lu->skeys, i); /* stamps of a word are distinct (VAL checks) */
+		i = 0;
+		for (uint32_t q = w->first; q != NONE; q = lu->wnext[q])
+			lu->place[q] = lu->skeys[i++].pos;
 	}
 	uint32_t m = 0;
 	for (uint32_t k = 0; k < n; k++) {
@@ -501,7 +707,7 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 			(*lu->c[C_DRAM_FULL])++;
 			break;
 		}
-		log_append(lu, &lu->buf[lu->place[k]].e);
+		log_append(lu, &lu->buf[lu->place[k]].e, lu->dumps);
 		lu->gone[lu->place[k]] = 1;
 		m++;
 	}
@@ -518,12 +724,14 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 	*lu->c[C_DRAINED] += m;
 	*lu->c[C_DRAIN_BUSY_PS] += busy;
 	bump_max(lu->c[C_DRAM_PEAK], (uint64_t)lu->nlog * CXS_DK_ENTRY_BYTES);
+	lu->round_moved += m;
+	bump_max(lu->c[C_ROUND_PEAK], lu->round_moved * CXS_DK_ENTRY_BYTES);
 	return now + busy;
 }
 
 uint32_t cxs_lu_sram_free(const struct cxs_lu *lu)
 {
-	return lu->cap - lu->nbuf;
+	return lu->nbuf < lu->cap ? lu->cap - lu->nbuf : 0;
 }
 
 uint64_t cxs_lu_dram_bytes(const struct cxs_lu *lu)
@@ -553,6 +761,7 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 {
 	uint32_t nl = lu->nlog;
 	uint32_t *to = NULL, *order = NULL;
+	uint8_t *retain = NULL;
 	size_t *count = NULL, *start = NULL;
 	struct cxs_dk_entry *group = NULL;
 	struct cxs_dk_chunk *out = NULL;
@@ -567,16 +776,21 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 		order = malloc((size_t)nl * sizeof *order);
 		count = calloc((size_t)ndest + 1, sizeof *count);
 		start = calloc((size_t)ndest + 1, sizeof *start);
-		if (!to || !order || !count || !start)
+		retain = calloc(nl, 1);
+		if (!to || !order || !count || !start || !retain)
 			goto out;
 	}
 	/* Which destination each entry goes to, then a stable counting sort by it. */
-	size_t kept = 0, most = 0, groups = 0;
+	size_t kept = 0, most = 0, groups = 0, retained = 0;
 	for (uint32_t p = 0; p < nl; p++) {
 		uint64_t line = lu->log[p].addr >> CXS_LINE_SHIFT;
 		to[p] = NONE;
-		if (!keep(ctx, line))
+		if (!keep(ctx, line)) {
+			/* Another member's: kept until the dump after the one it was first in. */
+			retain[p] = lu->gen[p] == lu->dumps;
+			retained += retain[p];
 			continue;
+		}
 		uint32_t d = dest(ctx, line);
 		assert(d < ndest);
 		to[p] = d;
@@ -623,11 +837,13 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 	cxs_time busy = (cxs_time)nl * lu->p.cycle_ps;
 	(*lu->c[C_DUMPS])++;
 	*lu->c[C_DUMP_ENTRIES] += kept;
-	*lu->c[C_DUMP_OTHERS] += nl - kept;
+	*lu->c[C_DUMP_OTHERS] += nl - kept - retained;
 	*lu->c[C_DUMP_RAW] += raw_total;
 	*lu->c[C_DUMP_COMPRESSED] += packed_total;
 	*lu->c[C_DUMP_BUSY_PS] += busy;
-	log_clear(lu);
+	log_compact(lu, retain);
+	lu->dumps++;
+	lu->round_moved = 0;
 	*chunks = out;
 	*nchunks = nout;
 	*done = now + busy;
@@ -639,6 +855,7 @@ out:
 	free(group);
 	free(to);
 	free(order);
+	free(retain);
 	free(count);
 	free(start);
 	return rc;

@@ -52,7 +52,16 @@ static void transmit(struct cxs_nport *np, const void *msg, uint32_t size)
 	}
 	const struct cxs_msg_info *info = cxs_msg_info(env->type);
 	cxs_time flight = cxs_port_send_bytes(&np->link, cfg->fab, now, env->type, wire_size(env));
-	cxs_send(np->lp, env->dst, flight + cfg->class_extra[info->cls], env->ev, msg, size);
+	cxs_time extra = cfg->class_extra[info->cls];
+	if (cfg->jitter[info->cls]) {
+		/* splitmix64 of (node, message count): the same draws at any rank count */
+		uint64_t z = ((uint64_t)env->src << 40) + ++np->jitter_seq + UINT64_C(0x9e3779b97f4a7c15);
+		z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+		z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+		z ^= z >> 31;
+		extra += z % (cfg->jitter[info->cls] + 1);
+	}
+	cxs_send(np->lp, env->dst, flight + extra, env->ev, msg, size);
 }
 
 void cxs_nport_send(struct cxs_nport *np, cxs_time when, uint32_t ev, uint32_t dst,
@@ -71,7 +80,11 @@ void cxs_nport_send(struct cxs_nport *np, cxs_time when, uint32_t ev, uint32_t d
 	if (len)
 		memcpy(msg + sizeof env, body, len);
 	cxs_time now = cxs_now(np->lp);
-	if (when > now) {
+	if (dst == cxs_lp_id(np->lp)) {
+		/* To itself: inside the node, never on the fabric. */
+		cxs_schedule(np->lp, (when > now ? when - now : 0) + np->cfg->self_latency,
+			     np->cfg->ev_deliver, msg, size);
+	} else if (when > now) {
 		/* Held until its time, so each egress link serves messages in time order. */
 		cxs_schedule(np->lp, when - now, np->cfg->ev_send, msg, size);
 	} else {

@@ -459,6 +459,9 @@ static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 	}
 	cxs_cache_touch(&cn->l3, l3l);
 	fill_private(cn, t, c, l3l); /* the core's copies get the new bytes */
+	if (r->repl && cn->env.replicated_write)
+		cn->env.replicated_write(cn->env.ctx, t, r, cxs_stamp(li->epoch, ++li->writes),
+					 get_bytes(l3l->data, off & ~7u, 8));
 	if (cn->env.perform)
 		cn->env.perform(cn->env.ctx, t, r,
 				get_bytes(l3l->data, off, r->op == CXS_OP_STORE_STAMP ? 8 : r->size), 1);

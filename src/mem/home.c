@@ -27,7 +27,8 @@
 #include <string.h>
 
 static const char *state_name[] = {"I", "S", "EM"};
-static const char *busy_name[] = {"idle", "waiting for invalidation acks", "waiting for the owner's data"};
+static const char *busy_name[] = {"idle", "waiting for invalidation acks",
+				   "waiting for the owner's data", "waiting for recovery"};
 
 bool cxs_coh_has_data(uint32_t type)
 {
@@ -457,6 +458,8 @@ int cxs_home_cn_failed(struct cxs_home *h, cxs_time now, uint32_t cn,
 			} else if (e->state == CXS_D_EM && e->owner == cn) {
 				owned(ctx, e->line);
 				e->state = CXS_D_I;
+				if (h->recover_owned)
+					set_busy(h, e, e->line, CXS_HB_RECOVER, t);
 			}
 			break;
 		case CXS_HB_INV:
@@ -472,7 +475,11 @@ int cxs_home_cn_failed(struct cxs_home *h, cxs_time now, uint32_t cn,
 		case CXS_HB_RECALL:
 			if (e->req_src == cn)
 				e->req_dead = 1;
-			if (e->owner == cn) {
+			if (e->owner == cn && h->recover_owned) {
+				/* It will never answer: the requester waits for recovery. */
+				owned(ctx, e->line);
+				e->recover = 1;
+			} else if (e->owner == cn) {
 				/*
 				 * It will never answer: its copy, whatever it held, is
 				 * lost; the requester gets memory's value, read now.
@@ -484,12 +491,52 @@ int cxs_home_cn_failed(struct cxs_home *h, cxs_time now, uint32_t cn,
 					return -1;
 			}
 			break;
+		case CXS_HB_RECOVER:
+			break; /* still waiting for an earlier failure's recovery */
 		}
 		/* A line left idle with requests waiting (its transaction was the dead CN's). */
 		if (e->busy == CXS_HB_NONE && e->qn > 0 && drain(h, e, e->line, t, err, errlen) != 0)
 			return -1;
 	}
 	return 0;
+}
+
+int cxs_home_recovered(struct cxs_home *h, cxs_time now, uint64_t line,
+		       const uint8_t data[CXS_LINE_BYTES], uint8_t mask, cxs_time *done, char *err,
+		       size_t errlen)
+{
+	struct cxs_home_entry *e = cxs_line_map_find(&h->dir, line);
+	if (!e || !(e->busy == CXS_HB_RECOVER || (e->busy == CXS_HB_RECALL && e->recover))) {
+		snprintf(err, errlen, "home %u: recovery of line %#" PRIx64 ", which does not wait "
+			 "for it", h->node, line);
+		return -1;
+	}
+	uint8_t cur[CXS_LINE_BYTES];
+	cxs_home_read(h, line, cur);
+	for (uint32_t w = 0; w < CXS_LINE_BYTES / 8; w++)
+		if (mask >> w & 1)
+			memcpy(cur + 8 * w, data + 8 * w, 8);
+	uint8_t *d = cxs_line_map_get(&h->mem, line, NULL);
+	if (!d) {
+		snprintf(err, errlen, "home %u: out of memory", h->node);
+		return -1;
+	}
+	memcpy(d, cur, CXS_LINE_BYTES);
+	BUMP(h->c_dram_writes);
+	*done = h->env.dram(h->env.ctx, now, line, 1);
+	if (e->busy == CXS_HB_RECOVER) {
+		set_busy(h, e, line, CXS_HB_NONE, now);
+		return drain(h, e, line, now, err, errlen);
+	}
+	e->recover = 0;
+	BUMP(h->c_dram_reads);
+	cxs_time ready = h->env.dram(h->env.ctx, now, line, 0);
+	return finish_recall(h, e, line, ready, false, err, errlen);
+}
+
+size_t cxs_home_entries(const struct cxs_home *h)
+{
+	return h->dir.n;
 }
 
 const struct cxs_home_entry *cxs_home_entry(const struct cxs_home *h, uint64_t line)
@@ -512,6 +559,9 @@ int cxs_home_stuck_on(const struct cxs_home *h, cxs_time now, cxs_time timeout, 
 		const struct cxs_home_entry *e = cxs_line_map_find(&h->dir, h->busy_lines[i]);
 		/* busy_since may lie ahead of now (it includes the lookup). */
 		if (!e || now < e->busy_since || now - e->busy_since < timeout)
+			continue;
+		/* Waiting for recovery is the recovery protocol's to time (it has its own watch). */
+		if (e->busy == CXS_HB_RECOVER || (e->busy == CXS_HB_RECALL && e->recover))
 			continue;
 		if (!worst || e->busy_since < worst->busy_since ||
 		    (e->busy_since == worst->busy_since && h->busy_lines[i] < wline)) {

@@ -109,7 +109,13 @@ static void agent_invalidated(void *ctx, cxs_time t, uint32_t core, uint64_t lin
 /* Tier mode puts the kernel's image in local memory too (tier.h). */
 static void agent_init_local(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES])
 {
-	workload_init_line(((struct cn_node *)ctx)->M, line, out);
+	memsys_initial_line(((struct cn_node *)ctx)->M, line, out);
+}
+
+static void agent_replicated_write(void *ctx, cxs_time t, const struct cxs_mem_req *r,
+				   uint64_t stamp, uint64_t word)
+{
+	dk_cn_performed(ctx, t, r, stamp, word);
 }
 
 /* CXL.mem from a home. */
@@ -226,15 +232,19 @@ static int cn_init(struct cxs_lp *lp, void *state)
 	cxs_nport_on_class(&cn->port, CXS_CLASS_MEM, on_coherence, cn);
 	struct cxs_cn_env env = {.ctx = cn, .send = agent_send, .complete = agent_complete,
 				 .local_dram = agent_local_dram, .perform = agent_perform,
-				 .invalidated = agent_invalidated, .init_local = agent_init_local};
+				 .invalidated = agent_invalidated, .init_local = agent_init_local,
+				 .replicated_write = M->dk ? agent_replicated_write : NULL};
 	if (M->exact)
-		exact_cn_init(M->exact);
+		exact_cn_init(M->exact, cn);
 	cn->agent = cxs_cn_new(cxs_lp_id(lp), &M->cn.agent, &env, cxs_lp_stats(lp), err, sizeof err);
 	if (!cn->agent) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
-	if (workload_cn_init(cn, err, sizeof err) != 0) {
+	if (M->snapshot_at)
+		cxs_schedule(lp, M->snapshot_at, EV_SNAPSHOT, NULL, 0);
+	if ((M->dk && dk_cn_init(cn, err, sizeof err) != 0) ||
+	    workload_cn_init(cn, err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
@@ -265,14 +275,36 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	case EV_CORE_DONE:
 		workload_done(cn, ev);
 		return;
-	case EV_FAILED:
-		cn->dead |= UINT64_C(1) << ((const struct fail_ev *)(const void *)ev->data)->node;
+	case EV_DK_LOGGER:
+		cxs_dk_logger_event(cn->dkl, ev);
+		return;
+	case EV_FAILED: {
+		uint32_t failed = ((const struct fail_ev *)(const void *)ev->data)->node;
+		cn->dead |= UINT64_C(1) << failed;
+		if (cn->M->dk) {
+			dk_cn_failed(cn, failed);
+		} else {
+			cn->runtime_failed = cn->dead; /* no recovery: the runtime learns now */
+			/* The oracle looks once every node has taken the report in (same instant). */
+			uint64_t live = ~cn->dead & (cn->M->cns >= 64 ? UINT64_MAX
+								   : (UINT64_C(1) << cn->M->cns) - 1);
+			if (cn->M->exact && live && (uint32_t)__builtin_ctzll(live) == cxs_lp_id(lp))
+				cxs_schedule(lp, 1, EV_ORACLE, NULL, 0);
+		}
+		return;
+	}
+	case EV_SNAPSHOT:
+		image_cn_part(cn, "snapshot");
+		return;
+	case EV_ORACLE:
+		oracle_check(lp, cn->M, "after the failure (no recovery under wb and wt)");
 		return;
 	case EV_WATCHDOG:
 		cn->watch.armed = false;
-		if (cxs_cn_stuck(cn->agent, ev->time, cn->M->deadlock_timeout, err, sizeof err))
+		if (cxs_cn_stuck(cn->agent, ev->time, cn->M->deadlock_timeout, err, sizeof err) ||
+		    (cn->M->dk && dk_cn_stuck(cn, ev->time, err, sizeof err)))
 			cxs_lp_fail(lp, 4, "deadlock: %s", err);
-		else if (cxs_cn_pending(cn->agent))
+		else if (cxs_cn_pending(cn->agent) || (cn->M->dk && dk_cn_busy(cn)))
 			watch_arm(&cn->watch);
 		return;
 	default:
@@ -283,10 +315,12 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 static void cn_finalize(struct cxs_lp *lp, void *state)
 {
 	struct cn_node *cn = state;
+	oracle_finalize(lp, cn->M);
 	dram_counters(cxs_lp_stats(cn->lp), &cn->dram);
 	if (!cxs_node_alive(lp, cxs_lp_id(lp)))
 		record_held_at_failure(cn);
 	workload_cn_finish(cn);
+	dk_finalize(lp);
 	cxs_cn_free(cn->agent);
 	cxs_dram_destroy(&cn->dram);
 }

@@ -62,6 +62,7 @@ static const struct cxs_cfg_key memsys_keys[] = {
 	{"system", "protocol", CXS_CFG_ENUM, "wb", "How remote (CXL) stores reach memory: wb (MESI write-back) or wt (write-through: every remote store is written to its MN, and under TSO the next store waits for the MN's ack; DIKTAMO Fig. 2).", CXS_PROTOCOL_CHOICES, 0, 0},
 	{"coherence", "deadlock_timeout", CXS_CFG_TIME, "100us", "No progress on a request or a home transaction for this long stops the run as a deadlock.", NULL, 1, 1e18},
 	{"coherence", "watchdog_interval", CXS_CFG_TIME, "10us", "How often each node checks for a deadlock.", NULL, 1, 1e18},
+	{"image", "snapshot_at", CXS_CFG_TIME, "0", "Every node writes its part of the coherent image of CXL memory at this simulated time (--snapshot-at; 0: never); analysis/cxlsim-imagediff assembles and compares images.", NULL, 0, 1e18},
 	{"coherence", "drop_message", CXS_CFG_ENUM, "none", "Fault injection for testing the deadlock detector: every node loses the first message of this type it sends.", "none|inv_ack|recall_data|put_ack|data_m", 0, 0},
 };
 
@@ -88,6 +89,13 @@ static int configure_system(const struct cxs_config *cfg, struct memsys *M, char
 		return -1;
 	M->deadlock_timeout = cxs_config_time_ps(cfg, "coherence", "deadlock_timeout");
 	M->watchdog = cxs_config_time_ps(cfg, "coherence", "watchdog_interval");
+	M->snapshot_at = cxs_config_time_ps(cfg, "image", "snapshot_at");
+	if (M->snapshot_at && M->snapshot_at >= cxs_config_time_ps(cfg, "engine", "end_time")) {
+		snprintf(err, errlen, "%s: image.snapshot_at: not before engine.end_time (from %s): the "
+			 "run would never reach it", cxs_config_origin(cfg, "image", "snapshot_at"),
+			 cxs_config_origin(cfg, "engine", "end_time"));
+		return -1;
+	}
 	static const int drops[] = {-1, CXS_MSG_INV_ACK, CXS_MSG_RECALL_DATA, CXS_MSG_PUT_ACK,
 				    CXS_MSG_DATA_M};
 	M->port = (struct cxs_nport_cfg){
@@ -142,6 +150,7 @@ static void release(void *ctx)
 		return;
 	workload_release(&M->wl);
 	exact_release(M->exact);
+	dk_release(M->dk);
 	free(M);
 }
 
@@ -157,7 +166,7 @@ static int configure(const struct cxs_config *cfg, struct cxs_model_run *out, ch
 	 * the workload the CN's clock and the cluster's sizes. */
 	if (configure_system(cfg, M, err, errlen) != 0 || cn_configure(cfg, M, err, errlen) != 0 ||
 	    mn_configure(cfg, M, err, errlen) != 0 || exact_configure(cfg, M, err, errlen) != 0 ||
-	    workload_configure(cfg, M, err, errlen) != 0) {
+	    workload_configure(cfg, M, err, errlen) != 0 || dk_configure(cfg, M, err, errlen) != 0) {
 		release(M);
 		return -1;
 	}
@@ -176,7 +185,8 @@ static const struct cxs_key_table system_keys = CXS_KEY_TABLE(memsys_keys);
 static const struct cxs_key_table *const tables[] = {
 	&system_keys, &memsys_cn_key_table, &memsys_mn_key_table, &cxs_fabric_key_table,
 	&memsys_workload_key_table, &cxs_core_key_table, &cxs_tester_key_table,
-	&memsys_exact_key_table, &cxs_trace_replay_key_table, &cxs_tier_key_table, NULL,
+	&memsys_exact_key_table, &cxs_trace_replay_key_table, &cxs_tier_key_table,
+	&cxs_dk_key_table, NULL,
 };
 
 const struct cxs_model cxs_memsys_model = {

@@ -44,6 +44,10 @@ struct mn_node {
 	uint64_t *c_owned;
 	uint32_t failed_cn;             /* the CN being forgotten (cn_failed) */
 	bool warned_waiting;            /* the watchdog said once that it waits on a failed CN */
+	struct cxs_dk_keeper *keeper;   /* DIKTAMO (M->dk): the logs dumped here */
+	struct cxs_dk_rec_mn *rec;      /* ... and recovery */
+	uint64_t *waiting;              /* lines held for recovery (cxs_home_cn_failed) */
+	size_t nwaiting, cap_waiting;
 };
 
 static void home_send(void *ctx, cxs_time when, const struct cxs_coh_msg *m)
@@ -62,8 +66,12 @@ static cxs_time home_dram(void *ctx, cxs_time now, uint64_t line, int is_write)
 /* Initial contents of CXL memory: the workload's image (zeros beyond it). */
 static void home_init_line(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES])
 {
-	const struct mn_node *mn = ctx;
-	workload_init_line(mn->M, line, out);
+	memsys_initial_line(((const struct mn_node *)ctx)->M, line, out);
+}
+
+struct cxs_home *mn_home(struct mn_node *mn)
+{
+	return &mn->home;
 }
 
 /* CXL.mem from a CN. */
@@ -87,6 +95,59 @@ static void owned_at_failure(void *ctx, uint64_t line)
 		cxs_lp_fail(mn->lp, 2, "node %u: out of memory recording lines owned at failure",
 			    cxs_lp_id(mn->lp));
 	++*mn->c_owned;
+	if (!mn->home.recover_owned)
+		return;
+	/* DIKTAMO: the line waits for recovery. */
+	if (mn->nwaiting == mn->cap_waiting) {
+		size_t cap = mn->cap_waiting ? 2 * mn->cap_waiting : 256;
+		uint64_t *a = realloc(mn->waiting, cap * sizeof *a);
+		if (!a)
+			cxs_bug(mn->lp, "out of memory holding lines for recovery");
+		mn->waiting = a;
+		mn->cap_waiting = cap;
+	}
+	mn->waiting[mn->nwaiting++] = line;
+}
+
+/* ---- DIKTAMO recovery's view of the home ---------------------------------------- */
+
+static bool still_waiting(const struct mn_node *mn, uint64_t line)
+{
+	const struct cxs_home_entry *e = cxs_home_entry(&mn->home, line);
+	return e && (e->busy == CXS_HB_RECOVER || (e->busy == CXS_HB_RECALL && e->recover));
+}
+
+static size_t rec_owned(void *ctx, const uint64_t **lines)
+{
+	struct mn_node *mn = ctx;
+	size_t k = 0;
+	for (size_t i = 0; i < mn->nwaiting; i++)
+		if (still_waiting(mn, mn->waiting[i]))
+			mn->waiting[k++] = mn->waiting[i];
+	mn->nwaiting = k;
+	*lines = mn->waiting;
+	return k;
+}
+
+static void rec_snapshot(void *ctx)
+{
+	struct mn_node *mn = ctx;
+	image_mn_part(mn->lp, &mn->home, "recovered");
+}
+
+static size_t rec_dir_entries(void *ctx)
+{
+	return cxs_home_entries(&((struct mn_node *)ctx)->home);
+}
+
+static int rec_recovered(void *ctx, cxs_time now, uint64_t line, const uint8_t data[64],
+			 uint8_t mask, cxs_time *done, char *err, size_t errlen)
+{
+	struct mn_node *mn = ctx;
+	int rc = cxs_home_recovered(&mn->home, now, line, data, mask, done, err, errlen);
+	if (mn->home.nbusy)
+		watch_arm(&mn->watch);
+	return rc;
 }
 
 /* The switch reports a CN's failure: the home forgets it (memsys.c, "Failures"). */
@@ -155,6 +216,18 @@ static int mn_init(struct cxs_lp *lp, void *state)
 		cxs_lp_fail(lp, 2, "node %u: cannot create the home directory", cxs_lp_id(lp));
 		return -1;
 	}
+	if (M->exact)
+		exact_mn_init(M->exact, mn, cxs_lp_id(lp) - M->cns);
+	struct cxs_dk_rec_mn_env renv = {.ctx = mn, .owned = rec_owned,
+					 .dir_entries = rec_dir_entries, .recovered = rec_recovered,
+					 .snapshot = rec_snapshot};
+	if (M->snapshot_at)
+		cxs_schedule(lp, M->snapshot_at, EV_SNAPSHOT, NULL, 0);
+	mn->home.recover_owned = M->dk != NULL;
+	if (M->dk && !(mn->keeper = dk_mn_init(lp, &mn->port, &renv, &mn->rec, err, sizeof err))) {
+		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -199,6 +272,20 @@ static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	}
 	case EV_FAILED:
 		cn_failed(mn, ev);
+		if (mn->keeper) {
+			uint32_t failed = ((const struct fail_ev *)(const void *)ev->data)->node;
+			cxs_dk_keeper_cn_failed(mn->keeper, failed);
+			cxs_dk_rec_mn_failed(mn->rec, failed, ev->time);
+		}
+		return;
+	case EV_DK_RECOVERY:
+		cxs_dk_rec_mn_event(mn->rec, ev);
+		return;
+	case EV_SNAPSHOT:
+		image_mn_part(lp, &mn->home, "snapshot");
+		return;
+	case EV_DK_KEEPER:
+		cxs_dk_keeper_event(mn->keeper, ev);
 		return;
 	default:
 		cxs_bug(lp, "MN got event type %u", ev->type);
@@ -208,11 +295,14 @@ static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 static void mn_finalize(struct cxs_lp *lp, void *state)
 {
 	struct mn_node *mn = state;
+	oracle_finalize(lp, mn->M);
 	dram_counters(cxs_lp_stats(mn->lp), &mn->dram);
 	if (mn->home.dropped_from_dead)
 		*cxs_stats_counter(cxs_lp_stats(lp), "home", "dropped_from_dead", "messages",
 				   "messages from failed CNs that arrived after their failure was handled") =
 			mn->home.dropped_from_dead;
+	dk_finalize(lp);
+	free(mn->waiting);
 	cxs_home_free(&mn->home);
 	cxs_dram_destroy(&mn->dram);
 }

@@ -133,7 +133,7 @@ int workload_configure(const struct cxs_config *cfg, struct memsys *M, char *err
 	return configure_kernel(cfg, M, name, err, errlen);
 }
 
-void workload_init_line(const struct memsys *M, uint64_t line, uint8_t out[CXS_LINE_BYTES])
+void memsys_initial_line(const struct memsys *M, uint64_t line, uint8_t out[CXS_LINE_BYTES])
 {
 	const struct workload *w = &M->wl;
 	uint64_t addr = line << CXS_LINE_SHIFT, off = addr - w->shared_base;
@@ -177,6 +177,17 @@ static bool ooo_remote(void *ctx, uint64_t addr)
 {
 	const struct cn_node *cn = ctx;
 	return cxs_addr_map_lookup(&cn->M->map, addr).kind == CXS_ADDR_CXL;
+}
+
+static int ooo_replicate(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
+			 uint32_t n, unsigned flags, uint32_t *id, char *err, size_t len)
+{
+	return dk_cn_replicate(ctx, core, t, s, n, flags, id, err, len);
+}
+
+static void ooo_repl_at_head(void *ctx, uint32_t core, cxs_time t, uint32_t id)
+{
+	dk_cn_at_head(ctx, core, t, id);
 }
 
 static void ooo_wake(void *ctx, uint32_t core, cxs_time t)
@@ -233,12 +244,16 @@ int workload_cn_init(struct cn_node *cn, char *err, size_t len)
 		return -1;
 	}
 	struct cxs_core_env env = {.ctx = cn, .request = ooo_request, .where = ooo_where,
-				   .remote = ooo_remote, .wake = ooo_wake};
+				   .remote = ooo_remote, .wake = ooo_wake,
+				   .replicate = M->dk ? ooo_replicate : NULL,
+				   .repl_at_head = M->dk ? ooo_repl_at_head : NULL};
 	for (uint32_t c = 0; c < cores; c++) {
 		struct cxs_kt_params kp = {.kernel = w->kernel, .img = &w->img,
 					   .reference = w->reference, .id = node * cores + c,
 					   .shared_base = w->shared_base,
-					   .private_base = c * w->private_stride};
+					   .private_base = c * w->private_stride,
+					   .failed_cns = &cn->runtime_failed,
+					   .cores_per_cn = cores};
 		if (!(cn->kts[c] = cxs_kt_new(&kp, err, len)) ||
 		    !(cn->ooo[c] = cxs_core_new(node, c, &w->core, &env, cn->kts[c],
 						cxs_lp_stats(lp), err, len)))
@@ -255,11 +270,56 @@ void workload_issue(struct cn_node *cn, const struct cxs_event *ev)
 		cxs_lp_fail(cn->lp, 3, "%s", err);
 }
 
+void workload_defer(struct cn_node *cn, const struct deferred *d)
+{
+	if (cn->ndeferred == cn->cap_deferred) {
+		size_t cap = cn->cap_deferred ? 2 * cn->cap_deferred : 32;
+		struct deferred *a = realloc(cn->deferred, cap * sizeof *a);
+		if (!a)
+			cxs_bug(cn->lp, "out of memory pausing the cores");
+		cn->deferred = a;
+		cn->cap_deferred = cap;
+	}
+	cn->deferred[cn->ndeferred++] = *d;
+}
+
+void workload_pause(struct cn_node *cn)
+{
+	cn->paused = true;
+}
+
+void workload_resume(struct cn_node *cn, cxs_time now)
+{
+	char err[2048] = "";
+	cn->paused = false;
+	/* In arrival order; anything they start now is for after the pause. */
+	for (size_t i = 0; i < cn->ndeferred && !cn->paused; i++) {
+		const struct deferred *d = &cn->deferred[i];
+		struct cxs_core *c = cn->ooo[d->core];
+		int rc = 0;
+		if (d->type == EV_CORE_STEP)
+			rc = cxs_core_step(c, now, err, sizeof err);
+		else if (d->type == EV_CORE_DONE)
+			rc = cxs_core_complete(c, now, &d->r, d->value, err, sizeof err);
+		else
+			rc = cxs_core_replicated(c, now, d->id, err, sizeof err);
+		if (rc != 0) {
+			cxs_lp_fail(cn->lp, cxs_core_failed(c) ? 6 : 3, "%s", err);
+			break;
+		}
+	}
+	cn->ndeferred = 0;
+}
+
 void workload_step(struct cn_node *cn, const struct cxs_event *ev)
 {
 	char err[2048] = "";
 	uint32_t core;
 	memcpy(&core, ev->data, sizeof core);
+	if (cn->paused) {
+		workload_defer(cn, &(struct deferred){.type = EV_CORE_STEP, .core = core});
+		return;
+	}
 	if (cxs_core_step(cn->ooo[core], ev->time, err, sizeof err) != 0)
 		cxs_lp_fail(cn->lp, cxs_core_failed(cn->ooo[core]) ? 6 : 3, "%s", err);
 }
@@ -268,6 +328,11 @@ void workload_done(struct cn_node *cn, const struct cxs_event *ev)
 {
 	char err[2048] = "";
 	const struct core_done *d = (const void *)ev->data;
+	if (cn->ooo && cn->paused) {
+		workload_defer(cn, &(struct deferred){.type = EV_CORE_DONE, .core = d->r.core,
+						      .r = d->r, .value = d->value});
+		return;
+	}
 	if (cn->ooo) {
 		if (cxs_core_complete(cn->ooo[d->r.core], ev->time, &d->r, d->value, err,
 				      sizeof err) != 0)
@@ -378,6 +443,11 @@ static void workload_counters(struct cn_node *cn)
 					"earliest start of the region of interest over the CN's cores");
 	uint64_t *e = cxs_stats_counter(st, "workload", "roi_end_ps", "ps",
 					"latest end of the region of interest over the CN's cores");
+	uint64_t *waived = cxs_stats_counter(st, "workload", "checks_waived", "checks",
+					     "the program's result checks skipped after a CN failure (the golden-image check replaces them)");
+	uint64_t *takeovers = cxs_stats_counter(st, "workload", "locks_taken_over", "locks",
+						"locks taken over from threads that died holding them");
+	const char *first_waived_s = NULL, **first_waived = &first_waived_s;
 	*b = UINT64_MAX;
 	*e = 0;
 	for (uint32_t c = 0; c < cn->M->cn.cores; c++) {
@@ -390,13 +460,22 @@ static void workload_counters(struct cn_node *cn)
 		if (re > *e)
 			*e = re;
 		uint64_t v;
-		const char *name;
+		const char *name, *first;
+		*waived += cxs_kt_waived(cn->kts[c], &first);
+		if (first && !*first_waived)
+			*first_waived = first;
+		*takeovers += cxs_kt_takeovers(cn->kts[c]);
 		for (size_t i = 0; (name = cxs_kt_result_at(cn->kts[c], i, &v)); i++)
 			*cxs_stats_counter(st, "workload", name, "count",
 					   "the kernel's own result counter, summed over the CN's cores") += v;
 	}
 	if (*b == UINT64_MAX)
 		*b = 0;
+	if (*waived)
+		cxs_log(CXS_LOG_WARN, cxs_now(cn->lp),
+			"node %u: %" PRIu64 " of the workload's own checks were waived after the CN "
+			"failure (first: %s); the golden-image check stands in for them",
+			cxs_lp_id(cn->lp), *waived, first_waived_s);
 }
 
 void workload_cn_finish(struct cn_node *cn)
@@ -415,4 +494,5 @@ void workload_cn_finish(struct cn_node *cn)
 	}
 	free(cn->ooo);
 	free(cn->kts);
+	free(cn->deferred);
 }

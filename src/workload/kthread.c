@@ -71,6 +71,9 @@ struct cxs_kt {
 	size_t nresults;
 
 	uint64_t mem_ops;   /* loads, stores and atomics the program has issued */
+	uint64_t waived, takeovers;
+	char waived_msg[512];
+	uint64_t seen_failed; /* failed_cns when a waiting barrier last looked */
 	struct cxs_kt_wait wait; /* the lock or barrier it spins on, if any */
 
 	struct native *nat; /* non-NULL in the native backend */
@@ -371,6 +374,18 @@ void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions)
 	push(kt, &(struct cxs_kop){.kind = CXS_KOP_COMPUTE, .n = instructions});
 }
 
+/* The runtime's view of failed CNs (cxs_kt_params.failed_cns). */
+static uint64_t failed_view(const struct cxs_kt *kt)
+{
+	return kt->p.failed_cns ? *kt->p.failed_cns : 0;
+}
+
+static bool thread_dead(const struct cxs_kt *kt, uint64_t tid)
+{
+	uint64_t cn = kt->p.cores_per_cn ? tid / kt->p.cores_per_cn : 64;
+	return cn < 64 && (failed_view(kt) >> cn & 1);
+}
+
 /* One failed spin: back off (simulated instructions), or let others run (native). */
 static void spin_wait(struct cxs_kt *kt, uint32_t *backoff)
 {
@@ -388,16 +403,21 @@ static void spin_wait(struct cxs_kt *kt, uint32_t *backoff)
  * spinning on it knows whom it waits for: a failure report names a lock held
  * by a dead thread, and recovery can release it.
  */
-void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
+bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
 {
 	uint32_t backoff = BACKOFF_MIN;
 	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_LOCK, .addr = addr,
 					.holder = UINT32_MAX};
 	for (;;) {
 		uint64_t v = cxs_kt_load(kt, addr, 8);
-		if (v == 0 && (v = cxs_kt_swap(kt, addr, 8, (uint64_t)kt->p.id + 1)) == 0) {
-			kt->wait.kind = CXS_KT_NO_WAIT;
-			return;
+		if (v == 0 || thread_dead(kt, v - 1)) {
+			/* Free, or its holder died: the swap decides (another may get there first). */
+			v = cxs_kt_swap(kt, addr, 8, (uint64_t)kt->p.id + 1);
+			if (v == 0 || thread_dead(kt, v - 1)) {
+				kt->wait.kind = CXS_KT_NO_WAIT;
+				kt->takeovers += v != 0;
+				return v != 0;
+			}
 		}
 		kt->wait.holder = (uint32_t)(v - 1);
 		spin_wait(kt, &backoff);
@@ -409,11 +429,31 @@ void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr)
 	cxs_kt_store(kt, addr, 8, 0); /* a release: TSO keeps it after the critical section */
 }
 
+/* The mask of dead threads among 0 .. n-1 (n <= 64). */
+static uint64_t dead_threads(const struct cxs_kt *kt, uint32_t n)
+{
+	uint64_t m = 0;
+	for (uint32_t t = 0; failed_view(kt) && t < n; t++)
+		if (thread_dead(kt, t))
+			m |= UINT64_C(1) << t;
+	return m;
+}
+
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 {
 	uint64_t sense = kt->sense ^ 1;
 	kt->sense = sense;
-	if (cxs_kt_fetch_add(kt, addr, 8, 1) == n - 1) {
+	/*
+	 * The count word is a mask of arrivals (bit = thread id) when every
+	 * thread of the program takes part, so that after a failure the dead
+	 * ones can be told apart; a barrier of a subset (litmus participants)
+	 * counts, and does not shrink.
+	 */
+	bool masked = n <= 64 && n == kt->p.img->nthreads;
+	uint64_t all = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+	uint64_t me = masked ? UINT64_C(1) << kt->p.id : 1;
+	uint64_t old = cxs_kt_fetch_add(kt, addr, 8, me);
+	if (masked ? ((old | me | dead_threads(kt, n)) == all) : old == n - 1) {
 		cxs_kt_store(kt, addr, 8, 0);         /* reset the count ... */
 		cxs_kt_store(kt, addr + 8, 8, sense); /* ... before releasing (TSO order) */
 		return;
@@ -421,8 +461,23 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 	uint32_t backoff = BACKOFF_MIN;
 	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_BARRIER, .addr = addr, .n = n,
 					.holder = UINT32_MAX};
-	while (cxs_kt_load(kt, addr + 8, 8) != sense)
+	kt->seen_failed = failed_view(kt);
+	while (cxs_kt_load(kt, addr + 8, 8) != sense) {
+		if (masked && failed_view(kt) != kt->seen_failed) {
+			/*
+			 * A failure: if every live thread has arrived, the dead ones
+			 * never will; the lowest live thread ends the episode.
+			 */
+			kt->seen_failed = failed_view(kt);
+			uint64_t dead = dead_threads(kt, n), arrived = cxs_kt_load(kt, addr, 8);
+			if ((arrived | dead) == all && (uint64_t)__builtin_ctzll(~dead & all) == kt->p.id) {
+				cxs_kt_store(kt, addr, 8, 0);
+				cxs_kt_store(kt, addr + 8, 8, sense);
+				break;
+			}
+		}
 		spin_wait(kt, &backoff);
+	}
 	kt->wait.kind = CXS_KT_NO_WAIT;
 }
 
@@ -453,6 +508,13 @@ void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len)
 	const uint8_t *ref = kt->p.reference;
 	if (!ref)
 		return;
+	if (failed_view(kt)) {
+		if (kt->waived++ == 0)
+			snprintf(kt->waived_msg, sizeof kt->waived_msg,
+				 "%s: thread %u's comparison with the reference run", kt->p.kernel->name,
+				 kt->p.id);
+		return;
+	}
 	enum { BATCH = 32 };
 	uint64_t base = kt->p.shared_base;
 	for (uint64_t o = off & ~UINT64_C(7); o < off + len; o += 8 * BATCH) {
@@ -474,10 +536,35 @@ void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len)
 	}
 }
 
+uint64_t cxs_kt_waived(const struct cxs_kt *kt, const char **first)
+{
+	*first = kt->waived ? kt->waived_msg : NULL;
+	return kt->waived;
+}
+
+uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt)
+{
+	return failed_view(kt);
+}
+
+uint64_t cxs_kt_takeovers(const struct cxs_kt *kt)
+{
+	return kt->takeovers;
+}
+
 void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	if (failed_view(kt)) {
+		/* After a failure: the check is waived, the thread ends. */
+		if (kt->waived++ == 0)
+			vsnprintf(kt->waived_msg, sizeof kt->waived_msg, fmt, ap);
+		va_end(ap);
+		kt->state = KT_DONE;
+		for (;;)
+			leave(kt);
+	}
 	vsnprintf(kt->err, sizeof kt->err, fmt, ap);
 	va_end(ap);
 	kt->state = KT_FAILED;

@@ -19,8 +19,10 @@
  * between), its words get counts 1..8 under the grant, and each CN's VAL TS
  * counts its VALs. Printed per stream: entries, the compression factor
  * against the 24 bytes an entry takes in the log (the paper's accounting)
- * and against the 32-byte records actually compressed, the same entries in
- * the lossy 24-byte packing of an SRAM entry (address 6, requester 2, value
+ * and against the 32-byte records actually compressed (byte planes); the
+ * same entries as 32-byte records side by side (the log format's version 1:
+ * what a gzip -9 of a log written record after record gives, the paper's
+ * kind of figure) and in the lossy 24-byte packing of an SRAM entry (address 6, requester 2, value
  * 8, stamp 8: what the lossless records cost over it), and the
  * dump rate: MB of log (24 B an entry) per second of cxs_lu_dump, which
  * reads, splits, encodes and compresses, as the median of REPS runs, at zlib
@@ -69,7 +71,7 @@ static double now_s(void)
 }
 
 struct totals {
-	uint64_t entries, raw, packed, packed24;
+	uint64_t entries, raw, packed, packed24, rows32;
 	double dump_s;
 };
 
@@ -79,8 +81,13 @@ static void put_le(unsigned char *p, uint64_t v, size_t n)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* The same entries in a 24-byte packing, compressed alike (for comparison only). */
-static size_t packed24_size(const struct cxs_dk_chunk *ch, int level)
+/*
+ * The same entries laid out record after record, compressed alike (for
+ * comparison only): the 24-byte packing of an SRAM entry, and (*rows32) the
+ * 32-byte records of the log format side by side, as its version 1 stored
+ * them before byte planes.
+ */
+static size_t packed24_size(const struct cxs_dk_chunk *ch, int level, size_t *rows32)
 {
 	unsigned char *raw;
 	struct cxs_dk_entry *e;
@@ -100,6 +107,18 @@ static size_t packed24_size(const struct cxs_dk_chunk *ch, int level)
 	}
 	size_t zlen = 0;
 	if (cxs_dk_compress(p, 24 * n, level, &z, &zlen) != 0)
+		exit(1);
+	free(z);
+	free(p);
+	p = calloc(32 * n + 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		put_le(p + 32 * i, e[i].addr, 8);
+		put_le(p + 32 * i + 8, e[i].requester, 4);
+		p[32 * i + 12] = e[i].ts;
+		put_le(p + 32 * i + 16, e[i].value, 8);
+		put_le(p + 32 * i + 24, e[i].stamp, 8);
+	}
+	if (cxs_dk_compress(p, 32 * n, level, &z, rows32) != 0)
 		exit(1);
 	free(z);
 	free(p);
@@ -123,7 +142,9 @@ static void dump(struct cxs_lu *lu, struct ctx *c, struct totals *t, int level)
 		t->entries += ch[i].nentries;
 		t->raw += ch[i].raw_len;
 		t->packed += ch[i].len;
-		t->packed24 += packed24_size(&ch[i], level);
+		size_t r32;
+		t->packed24 += packed24_size(&ch[i], level, &r32);
+		t->rows32 += r32;
 	}
 	cxs_dk_chunks_free(ch, nch);
 }
@@ -144,14 +165,14 @@ static void store_line(struct cxs_lu *lu, struct ctx *c, struct totals *t, int l
 	for (int i = 0; i < 8; i++)
 		a[i] = (line << 6) + 8 * (uint64_t)i;
 	uint32_t moved, req = cn << 8 | core;
-	while (cxs_lu_repl(lu, 0, req, repl[cn], a, v, 8) == CXS_TIME_INF) {
+	while (cxs_lu_repl(lu, 0, req, repl[cn], a, v, 8, false) == CXS_TIME_INF) {
 		cxs_lu_drain(lu, 0, &moved);
 		if (moved == 0)
 			dump(lu, c, t, level);
 	}
 	char err[256];
 	if (cxs_lu_val(lu, 0, req, repl[cn], (uint8_t)(tsn[cn]++ & 0x7f),
-		       ((uint64_t)epoch << 32) | 1, NULL, err, sizeof err) != 0) {
+		       ((uint64_t)epoch << 32) | 1, NULL, NULL, err, sizeof err) != 0) {
 		fprintf(stderr, "dk_compress: %s\n", err);
 		exit(1);
 	}
@@ -237,8 +258,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: dk_compress [GRID (multiple of 64)] [SWEEPS] [REPS 1..99]\n");
 		return 2;
 	}
-	printf("%-8s %5s %10s %9s %9s %9s %11s %13s\n", "stream", "level", "entries", "x(24B)",
-	       "x(32B)", "x(pack24)", "dump MB/s", "dump MB/s*");
+	printf("%-8s %5s %10s %9s %9s %9s %9s %11s %13s\n", "stream", "level", "entries", "x(24B)",
+	       "x(32B)", "x(rows32)", "x(pack24)", "dump MB/s", "dump MB/s*");
 	const char *kinds[2] = {"stencil", "ints"};
 	const int levels[3] = {9, 6, 1};
 	for (int k = 0; k < 2; k++)
@@ -252,15 +273,19 @@ int main(int argc, char **argv)
 			}
 			qsort(rate, (size_t)reps, sizeof *rate, cmp_double);
 			qsort(rate_raw, (size_t)reps, sizeof *rate_raw, cmp_double);
-			printf("%-8s %5d %10lu %9.2f %9.2f %9.2f %11.1f %13.1f\n", kinds[k], levels[l],
-			       (unsigned long)t.entries, 24.0 * (double)t.entries / (double)t.packed,
+			printf("%-8s %5d %10lu %9.2f %9.2f %9.2f %9.2f %11.1f %13.1f\n", kinds[k],
+			       levels[l], (unsigned long)t.entries,
+			       24.0 * (double)t.entries / (double)t.packed,
 			       (double)t.raw / (double)t.packed,
+			       24.0 * (double)t.entries / (double)t.rows32,
 			       24.0 * (double)t.entries / (double)t.packed24, rate[reps / 2],
 			       rate_raw[reps / 2]);
 		}
-	printf("x(24B): log bytes (24 per entry) / compressed; x(32B): encoded records / "
-	       "compressed;\nx(pack24): 24-byte packing / its compressed size; dump MB/s: log "
-	       "MB (24 B an entry) per second of cxs_lu_dump, median of %d; *: encoded MB/s\n",
+	printf("x(24B): log bytes (24 per entry) / compressed; x(32B): encoded records (byte "
+	       "planes) / compressed;\nx(rows32), x(pack24): log bytes (24 per entry) / the same "
+	       "entries compressed as 32-byte records side by side (format version 1) or a 24-byte "
+	       "packing;\ndump MB/s: log MB (24 B an entry) per second of cxs_lu_dump, median of "
+	       "%d; *: encoded MB/s\n",
 	       reps);
 	return 0;
 }

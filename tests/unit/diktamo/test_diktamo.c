@@ -120,12 +120,12 @@ static struct cxs_lu *lu_with(uint32_t sram_entries, uint32_t dram_entries, doub
 static cxs_time repl1(struct cxs_lu *lu, cxs_time now, uint32_t req, uint32_t repl, uint64_t addr,
 		      uint64_t value)
 {
-	return cxs_lu_repl(lu, now, req, repl, &addr, &value, 1);
+	return cxs_lu_repl(lu, now, req, repl, &addr, &value, 1, false);
 }
 
 static void val_ok(struct cxs_lu *lu, uint32_t req, uint32_t repl, uint8_t ts, uint64_t s0)
 {
-	int rc = cxs_lu_val(lu, 0, req, repl, ts, s0, NULL, err, sizeof err);
+	int rc = cxs_lu_val(lu, 0, req, repl, ts, s0, NULL, NULL, err, sizeof err);
 	ck_assert_msg(rc == 0, "VAL refused: %s", err);
 }
 
@@ -334,10 +334,10 @@ START_TEST(ts_stamp_disagreement_is_refused)
 	repl1(lu, 0, 0x301, 2, w, 2); /* another core of CN 3: same TS counter */
 	val_ok(lu, 0x300, 1, 5, 10);
 	/* Later stamp, earlier TS: refused, and the entry stays un-VALed. */
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x301, 2, 4, 11, NULL, err, sizeof err), -1);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x301, 2, 4, 11, NULL, NULL, err, sizeof err), -1);
 	ck_assert_ptr_nonnull(strstr(err, "disagree"));
 	/* Across the wrap: TS 0 is before TS 127 only if 127 came first. */
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x301, 2, 5 + 64, 11, NULL, err, sizeof err), -1);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x301, 2, 5 + 64, 11, NULL, NULL, err, sizeof err), -1);
 	struct seen s = snapshot(lu);
 	ck_assert_uint_eq(s.n, 2);
 	ck_assert_uint_eq(s.e[1].valid, 0);
@@ -358,7 +358,7 @@ START_TEST(ts_stamp_disagreement_is_refused)
 	repl1(lu, 0, 0x300, 5, w + 8, 5);
 	repl1(lu, 0, 0x300, 6, w + 8, 6);
 	val_ok(lu, 0x300, 5, 0, 30);
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x300, 6, 127, 31, NULL, err, sizeof err), -1);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x300, 6, 127, 31, NULL, NULL, err, sizeof err), -1);
 	cxs_lu_free(lu);
 }
 END_TEST
@@ -397,17 +397,17 @@ END_TEST
 START_TEST(val_protocol_errors)
 {
 	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x100, 1, 0, 1, NULL, err, sizeof err), -1);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x100, 1, 0, 1, NULL, NULL, err, sizeof err), -1);
 	ck_assert_ptr_nonnull(strstr(err, "not in the SRAM"));
 	repl1(lu, 0, 0x100, 1, 0x40, 1);
 	/* The VAL names the requester's CN: CN 2 has no REPL 1. */
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x200, 1, 0, 1, NULL, err, sizeof err), -1);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x200, 1, 0, 1, NULL, NULL, err, sizeof err), -1);
 	val_ok(lu, 0x101, 1, 0, 10); /* another core of CN 1 may send it */
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x100, 1, 1, 10, NULL, err, sizeof err), -1);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x100, 1, 1, 10, NULL, NULL, err, sizeof err), -1);
 	ck_assert_ptr_nonnull(strstr(err, "second VAL"));
 	/* One word, one stamp twice (two CNs). */
 	repl1(lu, 0, 0x200, 1, 0x40, 2);
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x200, 1, 0, 10, NULL, err, sizeof err), -1);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x200, 1, 0, 10, NULL, NULL, err, sizeof err), -1);
 	ck_assert_ptr_nonnull(strstr(err, "twice"));
 	val_ok(lu, 0x200, 1, 0, 12);
 	uint32_t moved;
@@ -415,7 +415,7 @@ START_TEST(val_protocol_errors)
 	ck_assert_uint_eq(moved, 2);
 	/* A stamp below the word's latest in the DRAM log would break its order. */
 	repl1(lu, 0, 0x300, 1, 0x40, 3);
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x300, 1, 0, 11, NULL, err, sizeof err), -1);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x300, 1, 0, 11, NULL, NULL, err, sizeof err), -1);
 	ck_assert_ptr_nonnull(strstr(err, "DRAM log"));
 	val_ok(lu, 0x300, 1, 0, 13);
 	cxs_lu_free(lu);
@@ -452,22 +452,22 @@ START_TEST(buffer_backpressure_and_resumption)
 	struct cxs_lu *lu = lu_with(10, 0, 0, st);
 	uint64_t a[4] = {0x1000, 0x1008, 0x1010, 0x1018}, v[4] = {1, 2, 3, 4};
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 10);
-	ck_assert_uint_eq(cxs_lu_repl(lu, 100, 0x100, 1, a, v, 4), 100 + SRAM);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 100, 0x100, 1, a, v, 4, false), 100 + SRAM);
 	for (int i = 0; i < 4; i++)
 		a[i] += 64;
-	ck_assert_uint_eq(cxs_lu_repl(lu, 200, 0x200, 1, a, v, 4), 200 + SRAM);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 200, 0x200, 1, a, v, 4, false), 200 + SRAM);
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 2);
 	/* Four more do not fit: refused whole, nothing allocated. */
 	for (int i = 0; i < 4; i++)
 		a[i] += 64;
-	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x300, 1, a, v, 4), CXS_TIME_INF);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x300, 1, a, v, 4, false), CXS_TIME_INF);
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 2);
 	struct seen s = snapshot(lu);
 	ck_assert_uint_eq(s.n, 8);
 	seen_free(&s);
 	/* Two do. */
 	uint64_t b[2] = {0x9000, 0x9008};
-	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x400, 1, b, v, 2), 300 + SRAM);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x400, 1, b, v, 2, false), 300 + SRAM);
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
 	ck_assert_uint_eq(repl1(lu, 300, 0x500, 1, 0xa000, 9), CXS_TIME_INF);
 	/* A drain with nothing VALed frees nothing. */
@@ -479,7 +479,7 @@ START_TEST(buffer_backpressure_and_resumption)
 	ck_assert_uint_eq(moved, 4);
 	ck_assert_uint_eq(cxs_lu_sram_free(lu), 4);
 	/* The held REPL goes in now. */
-	ck_assert_uint_eq(cxs_lu_repl(lu, 600, 0x300, 1, a, v, 4), 600 + SRAM);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 600, 0x300, 1, a, v, 4, false), 600 + SRAM);
 	cxs_lu_backpressure(lu, 300, 600);
 	ck_assert_uint_eq(counter(st, "repls"), 4);
 	ck_assert_uint_eq(counter(st, "repls_refused"), 2);
@@ -490,6 +490,47 @@ START_TEST(buffer_backpressure_and_resumption)
 	ck_assert_uint_eq(counter(st, "drained_entries"), 4);
 	ck_assert_uint_eq(counter(st, "drain_busy_ps"), 4 * CYCLE);
 	ck_assert_uint_eq(counter(st, "dram_peak_bytes"), 4 * CXS_DK_ENTRY_BYTES);
+	cxs_lu_free(lu);
+	cxs_stats_free(st);
+}
+END_TEST
+
+/* A spill takes a REPL that lacks room past the buffer; VALs and drains treat it alike. */
+START_TEST(spill_takes_a_repl_past_a_full_buffer)
+{
+	struct cxs_stats *st = cxs_stats_new();
+	struct cxs_lu *lu = lu_with(4, 0, 0, st);
+	uint64_t a[4] = {0x1000, 0x1008, 0x1010, 0x1018}, v[4] = {1, 2, 3, 4};
+	ck_assert_uint_eq(cxs_lu_repl(lu, 0, 0x100, 1, a, v, 4, false), SRAM);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	/* 40 REPLs of one word each, every one past the buffer: the arrays grow. */
+	for (uint32_t i = 0; i < 40; i++) {
+		ck_assert_uint_eq(repl1(lu, 10, 0x200, 1 + i, 0x8000 + 64 * i, 100 + i), CXS_TIME_INF);
+		uint64_t w = 0x8000 + 64 * i, x = 100 + i;
+		ck_assert_uint_eq(cxs_lu_repl(lu, 10, 0x200, 1 + i, &w, &x, 1, true), 10 + SRAM);
+	}
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	ck_assert_uint_eq(counter(st, "spilled_entries"), 40);
+	ck_assert_uint_eq(counter(st, "repls_refused"), 40);
+	/* VALed in reverse order, they drain in arrival order, as buffer entries do. */
+	for (uint32_t i = 40; i-- > 0;)
+		val_ok(lu, 0x200, 1 + i, (uint8_t)i, 1000 + i);
+	uint32_t moved;
+	cxs_lu_drain(lu, 20, &moved);
+	ck_assert_uint_eq(moved, 40);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(count_where(&s, 1), 40);
+	for (uint32_t i = 0; i < 40; i++) {
+		ck_assert_uint_eq(dram_at(&s, i)->addr, 0x8000 + 64 * i);
+		ck_assert_uint_eq(dram_at(&s, i)->value, 100 + i);
+	}
+	seen_free(&s);
+	/* The first REPL still holds the buffer; once VALed and drained it is free again. */
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	val_ok(lu, 0x100, 1, 40, 5000);
+	cxs_lu_drain(lu, 30, &moved);
+	ck_assert_uint_eq(moved, 4);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 4);
 	cxs_lu_free(lu);
 	cxs_stats_free(st);
 }
@@ -520,8 +561,8 @@ START_TEST(drain_keeps_arrival_order_and_stamp_order_per_word)
 	seen_free(&s);
 	/* A REPL of several words: entry i gets stamp0 + i; an atomic's values come with its VAL. */
 	uint64_t a[3] = {0x1000, 0x1008, 0x1038}, v[3] = {0, 0, 0}, got[3] = {7, 8, 9};
-	cxs_lu_repl(lu, 0, 0x500, 1, a, v, 3);
-	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x500, 1, 0, 100, got, err, sizeof err), 0);
+	cxs_lu_repl(lu, 0, 0x500, 1, a, v, 3, false);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x500, 1, 0, 100, NULL, got, err, sizeof err), 0);
 	cxs_lu_drain(lu, 0, &moved);
 	ck_assert_uint_eq(moved, 3);
 	s = snapshot(lu);
@@ -752,13 +793,16 @@ START_TEST(encode_keeps_valid_entries_only)
 	ck_assert_int_eq(cxs_dk_log_encode(e, 3, &raw, &len), 0);
 	ck_assert_uint_eq(len, 24 + 2 * 32);
 	ck_assert_int_eq(memcmp(raw, "DKLG", 4), 0);
-	ck_assert_uint_eq(raw[4], 1);  /* version */
+	ck_assert_uint_eq(raw[4], 2);  /* version */
 	ck_assert_uint_eq(raw[6], 32); /* record bytes */
 	ck_assert_uint_eq(raw[8], 2);  /* count */
-	ck_assert_uint_eq(raw[24 + 32], 24);     /* second record's address, little-endian */
-	ck_assert_uint_eq(raw[24 + 32 + 12], 5); /* its TS, 7 bits */
-	ck_assert_uint_eq(raw[24 + 32 + 16], 3); /* its value */
-	ck_assert_uint_eq(raw[24 + 32 + 24], 3); /* its stamp */
+	/* Byte planes: byte j of record i at 24 + j * count + i. */
+	ck_assert_uint_eq(raw[24 + 0 * 2 + 1], 24);  /* second record's address, little-endian */
+	ck_assert_uint_eq(raw[24 + 1 * 2 + 1], 0);   /* ... its next byte */
+	ck_assert_uint_eq(raw[24 + 12 * 2 + 1], 5);  /* its TS, 7 bits */
+	ck_assert_uint_eq(raw[24 + 16 * 2 + 1], 3);  /* its value */
+	ck_assert_uint_eq(raw[24 + 24 * 2 + 1], 3);  /* its stamp */
+	ck_assert_uint_eq(raw[24 + 0 * 2 + 0], 8);   /* first record's address */
 	ck_assert_int_eq(cxs_dk_log_decode(raw, len, &d, &n, err, sizeof err), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(d[1].addr, 24);
@@ -817,18 +861,18 @@ START_TEST(decode_refuses_truncated_and_corrupt_logs)
 		}
 	/* With the checksum made to match, the field checks still refuse. */
 	memcpy(b, raw, len);
-	b[24 + 13] = 1; /* reserved byte of record 0 */
+	b[24 + 13 * 5 + 0] = 1; /* reserved byte 13 of record 0 (byte planes of 5 records) */
 	fix_crc(b, len);
 	ck_assert_int_eq(decode_copy(b, len), -1);
 	ck_assert_ptr_nonnull(strstr(err, "reserved"));
 	memcpy(b, raw, len);
-	b[24 + 32 + 12] |= 0x80; /* TS bit 7 of record 1 */
+	b[24 + 12 * 5 + 1] |= 0x80; /* TS bit 7 of record 1 */
 	fix_crc(b, len);
 	ck_assert_int_eq(decode_copy(b, len), -1);
 	memcpy(b, raw, len);
-	b[4] = 2;
+	b[4] = 1;
 	ck_assert_int_eq(decode_copy(b, len), -1);
-	ck_assert_ptr_nonnull(strstr(err, "version 2"));
+	ck_assert_ptr_nonnull(strstr(err, "version 1"));
 	free(b);
 	free(raw);
 }
@@ -878,8 +922,9 @@ START_TEST(inflate_refuses_truncated_and_corrupt_input)
 	ck_assert_ptr_nonnull(strstr(err, "trailing"));
 	/*
 	 * Every single-bit flip: zlib's structure or its adler32 refuses it, except
-	 * in the few padding bits after the last block, which inflate ignores; those
-	 * must then inflate to the very same log (inflate_copy checks).
+	 * bits the decoder never acts on (the padding after the last block, a
+	 * dynamic block's code lengths for symbols no code uses); those must then
+	 * inflate to the very same log (inflate_copy checks), and they are few.
 	 */
 	size_t refused = 0;
 	for (size_t i = 0; i < zlen; i++)
@@ -888,7 +933,7 @@ START_TEST(inflate_refuses_truncated_and_corrupt_input)
 			b[i] ^= (unsigned char)(1u << bit);
 			refused += inflate_copy(b, zlen, len, raw) == -1;
 		}
-	ck_assert_uint_ge(refused, 8 * zlen - 7);
+	ck_assert_uint_ge(refused, 8 * zlen - 8 * zlen / 100 - 7);
 	ck_assert_int_eq(cxs_dk_compress(raw, len, 10, &b, &zlen), -1);
 	free(b);
 	free(z);
@@ -929,9 +974,9 @@ static void random_load(struct cxs_lu *lu, struct load *L, uint32_t rounds, uint
 				v[i] = rnd();
 			}
 			uint32_t requester = cn << 8 | (uint32_t)(rnd() % 4);
-			if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n) == CXS_TIME_INF) {
+			if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n, false) == CXS_TIME_INF) {
 				cxs_lu_drain(lu, 0, &moved);
-				if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n) == CXS_TIME_INF)
+				if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n, false) == CXS_TIME_INF)
 					continue;
 			}
 			req[nr] = requester;
@@ -955,7 +1000,7 @@ static void random_load(struct cxs_lu *lu, struct load *L, uint32_t rounds, uint
 		uint32_t nval = leave && r + 1 == rounds ? nr / 2 : nr;
 		for (uint32_t k = 0; k < nval; k++) {
 			uint32_t q = perm[k];
-			int rc = cxs_lu_val(lu, 0, req[q], id[q], ts[q], s0[q], NULL, err, sizeof err);
+			int rc = cxs_lu_val(lu, 0, req[q], id[q], ts[q], s0[q], NULL, NULL, err, sizeof err);
 			ck_assert_msg(rc == 0, "%s", err);
 			if (rnd() % 3 == 0)
 				cxs_lu_drain(lu, 0, &moved);
@@ -1093,23 +1138,41 @@ START_TEST(dump_splits_by_destination_and_keep)
 	ck_assert_uint_gt(kept, 0);
 	ck_assert_uint_lt(kept, nlog);
 	cxs_dk_chunks_free(ch, nch);
-	/* The log is empty, the buffer untouched. */
-	ck_assert_uint_eq(cxs_lu_dram_bytes(lu), 0);
+	/* What it saved is gone; the other members' entries stay one dump more,
+	 * in log order; the buffer is untouched. */
+	size_t others = nlog - kept;
+	ck_assert_uint_eq(cxs_lu_dram_bytes(lu), others * CXS_DK_ENTRY_BYTES);
 	struct seen after = snapshot(lu);
-	ck_assert_uint_eq(count_where(&after, 1), 0);
-	ck_assert_uint_eq(after.n, s.n - nlog);
+	ck_assert_uint_eq(count_where(&after, 1), others);
+	ck_assert_uint_eq(after.n, s.n - kept);
+	for (size_t i = 0, k = 0; i < nlog; i++) {
+		const struct cxs_dk_entry *e = dram_at(&s, i);
+		if (LINE(e->addr) % 3 != 0)
+			continue;
+		const struct cxs_dk_entry *r = dram_at(&after, k++);
+		ck_assert_uint_eq(r->addr, e->addr);
+		ck_assert_uint_eq(r->stamp, e->stamp);
+	}
 	seen_free(&after);
 	ck_assert_uint_eq(counter(st, "dumps"), 1);
 	ck_assert_uint_eq(counter(st, "dump_entries"), kept);
-	ck_assert_uint_eq(counter(st, "dump_others_entries"), nlog - kept);
+	ck_assert_uint_eq(counter(st, "dump_others_entries"), 0);
 	ck_assert_uint_eq(counter(st, "dump_raw_bytes"), raw);
 	ck_assert_uint_eq(counter(st, "dump_compressed_bytes"), packed);
 	ck_assert_uint_eq(counter(st, "dump_busy_ps"), nlog * CYCLE);
-	/* An empty log: no chunk, no time. */
+	/* The next dump reads them, saves none (not its share) and clears them. */
+	calls = 0;
 	ck_assert_int_eq(cxs_lu_dump(lu, 7000, keep_fn, dest_fn, &calls, 5, &ch, &nch, &done), 0);
+	ck_assert_uint_eq(calls, others);
 	ck_assert_uint_eq(nch, 0);
 	ck_assert_ptr_null(ch);
-	ck_assert_uint_eq(done, 7000);
+	ck_assert_uint_eq(done, 7000 + others * CYCLE);
+	ck_assert_uint_eq(cxs_lu_dram_bytes(lu), 0);
+	ck_assert_uint_eq(counter(st, "dump_others_entries"), others);
+	/* An empty log: no chunk, no time. */
+	ck_assert_int_eq(cxs_lu_dump(lu, 8000, keep_fn, dest_fn, &calls, 5, &ch, &nch, &done), 0);
+	ck_assert_uint_eq(nch, 0);
+	ck_assert_uint_eq(done, 8000);
 	/* After the dump the log starts afresh: a word's old stamps are no constraint. */
 	repl1(lu, 0, 0x700, 1, 0x12340, 1);
 	val_ok(lu, 0x700, 1, 0, 1);
@@ -1238,6 +1301,7 @@ Suite *diktamo_suite(void)
 	tcase_add_test(tc, ts_stamp_disagreement_is_refused);
 	tcase_add_test(tc, two_cns_second_val_overtakes_the_first);
 	tcase_add_test(tc, val_protocol_errors);
+	tcase_add_test(tc, spill_takes_a_repl_past_a_full_buffer);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("buffer");
 	tcase_add_test(tc, buffer_backpressure_and_resumption);
