@@ -326,6 +326,25 @@ def explain(r, P):
     return "; ".join(why)
 
 
+def outlier_causes(bad):
+    """How many outliers each cause of explain() touches, the paper's three
+    (tail latency under load, hyper-parallelism, missing counters) in our terms."""
+    c = {"bandwidth-bound in DRAM (loaded latency: the device saturates too)": 0,
+         "slowdown outside the three stall components (barrier and lock waits)": 0,
+         "S_DRd under by > 0.1 at low load": 0, "S_DRd over by > 0.1 (hyper-parallelism)": 0,
+         "S_Cache off by > 0.1 (prefetch timeliness)": 0, "S_Store off by > 0.1": 0}
+    k = list(c)
+    for x in bad:
+        p, m = x["p"], x["m"]
+        c[k[0]] += x["bw"]
+        c[k[1]] += abs(m["s_total"] - (m["s_drd"] + m["s_cache"] + m["s_store"])) > 0.05
+        c[k[2]] += (not x["bw"]) and p["s_drd"] < m["s_drd"] - 0.1
+        c[k[3]] += p["s_drd"] > m["s_drd"] + 0.1
+        c[k[4]] += abs(p["s_cache"] - m["s_cache"]) > 0.1
+        c[k[5]] += abs(p["s_store"] - m["s_store"]) > 0.1
+    return c
+
+
 def scatter(ax, pred, meas, title):
     pred, meas = np.asarray(pred), np.asarray(meas)
     hi = max(0.1, float(np.nanmax(np.concatenate([pred, meas]))) * 1.05)
@@ -504,6 +523,9 @@ def cmd_report(out):
         w(f"### {NAMES[d]}: {len(bad)} of {len(ev[d])}\n")
         if not bad:
             continue
+        causes = outlier_causes(bad)
+        w("Causes, from the counters (an outlier may have several): " +
+          "; ".join(f"{k}: {v}" for k, v in causes.items()) + ".\n")
         w("| config | measured | predicted | DRd p/m | Cache p/m | Store p/m | why |")
         w("|---|---|---|---|---|---|---|")
         for x in bad:
