@@ -486,7 +486,7 @@ def cmd_report(out):
     # Table 1
     w("## Table 1 recomputed: Pearson r of each metric of the DRAM run with the measured "
       "slowdown\n")
-    met = {x["name"]: run_metrics(run_path(out, x["name"], "dram")) for x in ev[devs[0]]}
+    met = {n: run_metrics(run_path(out, n, "dram")) for n in {x["name"] for d in devs for x in ev[d]}}
     w("| metric | paper (NUMA) | " + " | ".join(NAMES[d] for d in devs) + " |")
     w("|---|---|" + "---|" * len(devs))
     for label, paper in PAPER_T1:
