@@ -644,8 +644,8 @@ def cmd_report(out):
     times = os.path.join(out, "runs", "times.txt")
     if os.path.exists(times):
         t = [float(l.split()[1]) for l in open(times) if len(l.split()) == 2]
-        w(f"{len(t)} simulations, {sum(t) / 60:.1f} CPU minutes (median {np.median(t):.1f} s a "
-          f"run).\n")
+        w(f"{len(t)} simulations, {sum(t) / 60:.1f} minutes of their wall times added up (median "
+          f"{np.median(t):.1f} s a run).\n")
     with open(os.path.join(rep, "camp_report.md"), "w") as f:
         f.write("\n".join(md))
     print(f"  {os.path.join(rep, 'camp_report.md')}")
