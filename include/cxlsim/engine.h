@@ -61,6 +61,7 @@
 #ifndef CXLSIM_ENGINE_H
 #define CXLSIM_ENGINE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -180,6 +181,12 @@ struct cxs_engine_config {
 	 * "Time series". Sampling creates no event and changes no checksum. */
 	cxs_time sample_interval;
 	const char *sample;
+	/*
+	 * If not NULL: a signal number that a handler sets (SIGINT, SIGTERM) on
+	 * any rank; every rank then stops after the same window, the results are
+	 * written marked "interrupted", and the run's status is 128 + signal.
+	 */
+	const volatile sig_atomic_t *interrupt;
 };
 
 /* What a run reports back to the caller (valid on every surviving rank). */
@@ -191,6 +198,7 @@ struct cxs_run_result {
 	double loop_wall_s;       /* wall time of the event loop on this rank */
 	cxs_time final_time;       /* time of the last event handled (writer) */
 	size_t nfailures;
+	int interrupted;          /* the signal that stopped the run, or 0 */
 };
 
 struct cxs_engine;
@@ -226,6 +234,13 @@ uint32_t cxs_lp_id(const struct cxs_lp *lp);
 uint32_t cxs_lp_count(const struct cxs_lp *lp);
 cxs_time cxs_lookahead(const struct cxs_lp *lp);
 cxs_time cxs_end_time(const struct cxs_lp *lp);
+/*
+ * The signal that stopped the run early (SIGINT, SIGTERM; agreed by every
+ * rank), or 0. In finalize: checks that the run reached its end (every core
+ * finished, the final image, end-of-run protocol checks) do not apply to an
+ * interrupted run, whose status says how far it got.
+ */
+int cxs_run_interrupted(const struct cxs_lp *lp);
 struct cxs_stats *cxs_lp_stats(struct cxs_lp *lp);
 /* The model instance the run was configured with (cxs_engine_config.type_ctx). */
 void *cxs_lp_ctx(const struct cxs_lp *lp);

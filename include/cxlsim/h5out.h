@@ -4,9 +4,9 @@
  * The engine gathers everything a run produced onto one surviving rank (the
  * lowest alive) and that rank alone writes the file with the serial HDF5 API;
  * nothing here is collective, so a rank that died cannot hang the writer.
- * The file is written under a temporary name ("<path>.partial") and renamed
- * to <path> only when it is complete, so a file under the final name is never
- * half-written. Whether the *run* completed is the root attribute `status`.
+ * The file is written to "<path>.incomplete" and renamed to <path> only when
+ * it is complete (publish.h), so a file under the final name is never half-written. Whether
+ * the *run* completed is the root attribute `status`.
  *
  * Layout (documented for users in README.md, "Output"; R rows, S samples):
  *
@@ -142,7 +142,7 @@ struct cxs_run_record {
 /*
  * Writes the file; returns 0, or -1 with a one-line message in err (err may be
  * NULL), e.g. "out.h5: cannot create file (HDF5: <major> / <minor>: <detail>)".
- * On failure <path>.partial is removed and <path> is untouched (still absent,
+ * On failure <path>.incomplete is removed and <path> is untouched (still absent,
  * or still the previous run's file). Engine column names must be usable as one HDF5
  * link name: non-empty, no '/', not "." or "..". Uses the serial HDF5 API and
  * no MPI; HDF5's automatic error printing is off during the call.

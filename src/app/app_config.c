@@ -49,8 +49,11 @@ const struct cxs_cfg_key cxs_app_keys[] = {
 	{ .section = "engine", .key = "progress_interval", .type = CXS_CFG_DOUBLE, .def = "1.0",
 	  .doc = "Wall-clock seconds between updates of the progress line (see --quiet).",
 	  .min = 0.01, .max = 86400.0 },
+	{ .section = "engine", .key = "memory_check", .type = CXS_CFG_BOOL, .def = "true",
+	  .doc = "Refuse a run whose memory estimate (cxlsim -v prints it) exceeds the host's "
+		 "available memory or the address-space limit, before it starts." },
 	{ .section = "output", .key = "file", .type = CXS_CFG_STRING, .def = "cxlsim-out.h5",
-	  .doc = "HDF5 file the run writes (--output); written as FILE.partial, then renamed." },
+	  .doc = "HDF5 file the run writes (--output); written as FILE.incomplete, then renamed." },
 	{ .section = "output", .key = "sample_interval", .type = CXS_CFG_TIME, .def = "0",
 	  .doc = "Time series: sample the counters output.sample selects every this much "
 		 "simulated time into /series of the output (0: no time series)." },

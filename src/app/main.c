@@ -11,13 +11,15 @@
  * Every rank parses the same arguments and the same files, so every rank
  * normally reaches the same verdict by itself. It may not: a configuration
  * file can be readable on one host and missing on another. So after parse and
- * validate, before anything else collective, the ranks agree (agree_error):
- * an all-reduce finds the lowest rank that failed, that rank sends its message
- * to rank 0, rank 0 prints it as one line "cxlsim: ...", and every rank
- * returns EXIT_USAGE through MPI_Finalize. Nobody waits for a message that
- * will not come, so no rank can hang on a user's mistake. Then they check
- * that they all read the same configuration (agree_config): a file that
- * differs between hosts is no error locally, yet would make nodes disagree.
+ * validate the ranks meet (agree_start, src/engine/startup.c): each sends
+ * every other its verdict and a hash of its configuration; the lowest failing
+ * rank's message is printed once, as one line "cxlsim: ...", and every rank
+ * returns EXIT_USAGE through MPI_Finalize; a configuration that differs
+ * between hosts (no error locally, yet nodes would disagree) is refused the
+ * same way. The meeting has a bound (CXLSIM_STARTUP_TIMEOUT): a rank that
+ * died before it is named and every other stops with status 69, instead of
+ * all waiting in a collective for ever. No rank can hang on a user's mistake
+ * or on a peer that never came.
  *
  * Shortcut options (--model, --output, --seed, --end) are --set assignments
  * in disguise, applied in command-line order with the real ones after all
@@ -33,6 +35,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +50,12 @@
 #include "cxlsim/h5out.h"
 #include "cxlsim/kthread.h"
 #include "cxlsim/model.h"
+#include "cxlsim/phold.h"
+#include "cxlsim/publish.h"
+#include "cxlsim/startup.h"
+#include "cxlsim/utf8.h"
+#include "lifecycle_priv.h"
+#include "mem_estimate_priv.h"
 #include "rank_map_priv.h"
 
 #ifndef CXLSIM_VERSION
@@ -55,7 +64,6 @@
 
 #define EXIT_USAGE 2      /* the user's mistake: bad option, key, file, value */
 #define ERR_MAX CXS_CONFIG_ERR_MAX
-#define TAG_ERROR 1       /* the failing rank's message to rank 0, before the engine exists */
 
 enum action { ACT_RUN, ACT_HELP, ACT_HELP_CONFIG, ACT_VERSION, ACT_LIST_KERNELS };
 
@@ -98,6 +106,8 @@ struct app {
 	const char *output_path;
 	bool write_failed;          /* the output callback failed on this rank */
 	size_t nfailures;           /* ranks' nodes lost during the run */
+	bool peers_lost;            /* some rank never arrived at the start */
+	uint64_t rss_before;        /* resident bytes before validate (mem_estimate.c) */
 	char write_err[ERR_MAX];
 };
 
@@ -181,7 +191,9 @@ static bool shell_safe(const char *arg)
 
 /*
  * argv joined with blanks, each argument that a shell would split or expand
- * single-quoted (' written as '\''), so the line can be pasted back.
+ * single-quoted (' written as '\''), so the line can be pasted back. The line
+ * is stored as UTF-8 in the output file, so an argument that is not UTF-8
+ * is stored with its stray bytes as \xNN (that one cannot be pasted back).
  */
 static char *join_command_line(int argc, char **argv)
 {
@@ -196,11 +208,23 @@ static char *join_command_line(int argc, char **argv)
 	p = s;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
+		char *shown = NULL;
 
+		if (!cxs_utf8_valid(a)) {
+			size_t n = 4 * strlen(a) + 1;
+
+			shown = malloc(n);
+			if (shown == NULL) {
+				free(s);
+				return NULL;
+			}
+			a = cxs_utf8_printable(shown, n, a);
+		}
 		if (i > 0)
 			*p++ = ' ';
 		if (shell_safe(a)) {
 			p = stpcpy(p, a);
+			free(shown);
 			continue;
 		}
 		*p++ = '\'';
@@ -211,6 +235,7 @@ static char *join_command_line(int argc, char **argv)
 				*p++ = *a;
 		}
 		*p++ = '\'';
+		free(shown);
 	}
 	*p = '\0';
 	return s;
@@ -327,6 +352,13 @@ static bool is_flag(const char *a, size_t len)
 	return false;
 }
 
+/* The first information option given is the one acted on. */
+static void set_action(struct options *o, enum action a)
+{
+	if (o->action == ACT_RUN)
+		o->action = a;
+}
+
 static int parse_args(struct app *app, int argc, char **argv, char *err, size_t errlen)
 {
 	struct options *o = &app->opt;
@@ -350,21 +382,23 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 			only_files = true;
 			continue;
 		}
+		/* An information option wins over a run, but the rest of the line is
+		 * still checked: "--help-config --bogus" is a mistake, not help. */
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			o->action = ACT_HELP;
-			return 0;
+			set_action(o, ACT_HELP);
+			continue;
 		}
 		if (strcmp(a, "--help-config") == 0) {
-			o->action = ACT_HELP_CONFIG;
-			return 0;
+			set_action(o, ACT_HELP_CONFIG);
+			continue;
 		}
 		if (strcmp(a, "--version") == 0) {
-			o->action = ACT_VERSION;
-			return 0;
+			set_action(o, ACT_VERSION);
+			continue;
 		}
 		if (strcmp(a, "--list-kernels") == 0) {
-			o->action = ACT_LIST_KERNELS;
-			return 0;
+			set_action(o, ACT_LIST_KERNELS);
+			continue;
 		}
 		if (strcmp(a, "--quiet") == 0) {
 			o->quiet = true;
@@ -381,8 +415,7 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 				} else if (*c == 'v') {
 					o->verbose++;
 				} else if (*c == 'h') {
-					o->action = ACT_HELP;
-					return 0;
+					set_action(o, ACT_HELP);
 				} else if (*c == 'o') {
 					name = "--output";
 					key = "output.file";
@@ -666,14 +699,15 @@ out:
 
 /*
  * Rank 0 will write the output unless it dies: find out now, not after the
- * run, that its directory does not take new files.
+ * run, that the file cannot be put there — the path is a directory or a
+ * device, or its directory takes no new file (cxs_publish_check creates the
+ * temporary file and removes it, which access(2) cannot stand in for: root
+ * may "write" to /proc).
  */
 static int check_output(struct app *app, char *err, size_t errlen)
 {
 	const char *path = cxs_config_str(app->cfg, "output", "file");
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int rc = 0;
+	char sub[ERR_MAX];
 
 	app->output_path = path;
 	if (path[0] == '\0') {
@@ -683,18 +717,53 @@ static int check_output(struct app *app, char *err, size_t errlen)
 	}
 	if (app->rank != 0)
 		return 0;
-	dir = slash == NULL ? strdup(".") : strndup(path, slash == path ? 1 : (size_t)(slash - path));
-	if (dir == NULL) {
-		cxs_set_err(err, errlen, "out of memory");
+	if (cxs_publish_check(path, sub, sizeof(sub)) != 0) {
+		cxs_set_err(err, errlen, "%s: output.file: %s",
+			 cxs_config_origin(app->cfg, "output", "file"), sub);
 		return -1;
 	}
-	if (access(dir, W_OK | X_OK) != 0) {
-		cxs_set_err(err, errlen, "%s: output.file: cannot create %s in directory %s: %s",
-			 cxs_config_origin(app->cfg, "output", "file"), path, dir, strerror(errno));
-		rc = -1;
+	return 0;
+}
+
+/*
+ * The run's memory estimate (mem_estimate.c) against this host and this
+ * process's limits, once the model is configured: what configure built is
+ * measured (resident size now, less before validate), the rest estimated.
+ */
+static int check_memory(struct app *app, char *err, size_t errlen)
+{
+	const struct cxs_engine_config *e = &app->ecfg;
+	struct mem_estimate m;
+	struct mem_host h;
+	uint32_t nlocal = 0;
+	uint64_t configured;
+
+	mem_host_probe(&h, app->nranks);
+	configured = h.rss_bytes > app->rss_before ? h.rss_bytes - app->rss_before : 0;
+	if (app->model == &cxs_phold_model)
+		mem_estimate_phold(app->run.ctx, &m);
+	else if (strcmp(app->model->name, "memsys") == 0)
+		mem_estimate_memsys(app->cfg, e->nnodes, configured, &m);
+	else if (strcmp(app->model->name, "axle") == 0)
+		mem_estimate_axle(e->nnodes, configured, &m);
+	else
+		return 0;
+	for (uint32_t n = 0; n < e->nnodes; n++)
+		nlocal += node_rank(app, n) == (uint32_t)app->rank;
+	if (app->rank == 0 && cxs_log_level >= CXS_LOG_INFO) {
+		char f[MEM_NPARTS][32], rss[32];
+		for (int i = 0; i < MEM_NPARTS; i++)
+			mem_format(m.part[i], f[i], sizeof(f[i]));
+		mem_format(h.rss_bytes, rss, sizeof(rss));
+		cxs_log(CXS_LOG_INFO, 0,
+			"memory estimate: nodes %s, events %s, caches %s, memory %s, output %s; "
+			"in use now %s per rank, %u rank(s) on this host",
+			f[MEM_NODES], f[MEM_EVENTS], f[MEM_CACHES], f[MEM_MEMORY], f[MEM_OUTPUT], rss,
+			h.local_ranks);
 	}
-	free(dir);
-	return rc;
+	if (!cxs_config_bool(app->cfg, "engine", "memory_check"))
+		return 0;
+	return mem_check(&m, &h, e->nnodes, nlocal, err, errlen);
 }
 
 /* Cross-key checks, then every field of the engine's configuration. */
@@ -728,81 +797,104 @@ static int validate(struct app *app, char *err, size_t errlen)
 	if (level < CXS_LOG_WARN + app->opt.verbose)
 		level = CXS_LOG_WARN + app->opt.verbose;
 	cxs_log_level = level < CXS_LOG_DEBUG ? level : CXS_LOG_DEBUG;
-	return 0;
+	return check_memory(app, err, errlen);
 }
 
-/* ---- agreement on errors before the run -------------------------------- */
-
 /*
- * Collective: every rank passes its own verdict. Returns whether any rank
- * failed; rank 0's err then holds the message of the lowest failing rank,
- * marked with that rank when it is not 0.
+ * "cxlsim: MSG" on stderr as one line of valid UTF-8: a line break becomes a
+ * blank, and bytes a user typed that are not UTF-8, or control characters,
+ * become \xNN (utf8.h), whichever code made the message.
  */
-static bool agree_error(const struct app *app, bool failed, char *err, size_t errlen)
+static void print_error_line_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void print_error_line(const char *msg)
 {
-	int mine = failed ? app->rank : INT_MAX, first;
+	print_error_line_fmt("%s", msg);
+}
 
-	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	if (first == INT_MAX)
-		return false;
-	if (first != 0 && app->rank == first) {
-		MPI_Send(err, (int)strnlen(err, errlen - 1) + 1, MPI_CHAR, 0, TAG_ERROR,
-			 MPI_COMM_WORLD);
-	} else if (first != 0 && app->rank == 0) {
-		char sub[ERR_MAX];
+static void print_error_line_fmt(const char *fmt, ...)
+{
+	char line[4 * ERR_MAX], flat[ERR_MAX];
+	va_list ap;
 
-		MPI_Recv(sub, (int)sizeof(sub), MPI_CHAR, first, TAG_ERROR, MPI_COMM_WORLD,
-			 MPI_STATUS_IGNORE);
-		sub[sizeof(sub) - 1] = '\0';
-		cxs_set_err(err, errlen, "%s (on rank %d)", sub, first);
+	va_start(ap, fmt);
+	vsnprintf(flat, sizeof(flat), fmt, ap);
+	va_end(ap);
+	for (char *p = flat; *p != '\0'; p++) {
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
 	}
-	return true;
-}
-
-/*
- * Collective, once no rank failed: whether every rank ended up with the same
- * action and effective configuration as rank 0. They can differ without any
- * error: a file that is not the same on every host, or a configuration piped
- * to stdin, which mpirun gives to rank 0 alone (the others read nothing). The
- * engine would then run nodes that disagree on the model. Compares a 64-bit
- * FNV-1a hash of the action and cxs_config_dump; on a mismatch rank 0's err
- * names the lowest rank that differs.
- */
-static bool agree_config(const struct app *app, char *err, size_t errlen)
-{
-	char *dump = cxs_config_dump(app->cfg);
-	uint64_t h = UINT64_C(0xcbf29ce484222325), h0;
-	int mine, first;
-
-	h = (h ^ (uint64_t)app->opt.action) * UINT64_C(0x100000001b3);
-	for (const char *p = dump != NULL ? dump : ""; *p != '\0'; p++)
-		h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
-	if (dump == NULL)
-		h = 0; /* out of memory: let the comparison fail rather than guess */
-	free(dump);
-	h0 = h;
-	MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-	mine = h != h0 || h == 0 ? app->rank : INT_MAX;
-	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	if (first == INT_MAX)
-		return false;
-	cxs_set_err(err, errlen,
-		"the configuration on rank %d differs from rank 0's: are the files the same on "
-		"every host? (mpirun passes stdin to rank 0 only)",
-		first);
-	return true;
+	fprintf(stderr, "cxlsim: %s\n", cxs_utf8_printable(line, sizeof(line), flat));
 }
 
 /* Prints a user's error as one line on rank 0; every rank exits with EXIT_USAGE. */
 static int report(const struct app *app, char *err)
 {
-	if (app->rank == 0) {
-		for (char *p = err; *p != '\0'; p++) {
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-		}
-		fprintf(stderr, "cxlsim: %s\n", err[0] != '\0' ? err : "cannot start the run");
+	if (app->rank == 0)
+		print_error_line(err[0] != '\0' ? err : "cannot start the run");
+	return EXIT_USAGE;
+}
+
+/* ---- agreement before the run ------------------------------------------ */
+
+/*
+ * A 64-bit FNV-1a hash of the action and cxs_config_dump: ranks can end up
+ * with different configurations without any error (a file that is not the
+ * same on every host, or a configuration piped to stdin, which mpirun gives
+ * to rank 0 alone), and the engine would then run nodes that disagree on the
+ * model. 0 when there is nothing to compare (a failed parse, out of memory).
+ */
+static uint64_t config_hash(const struct app *app)
+{
+	char *dump = app->cfg != NULL ? cxs_config_dump(app->cfg) : NULL;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	h = (h ^ (uint64_t)app->opt.action) * UINT64_C(0x100000001b3);
+	for (const char *p = dump != NULL ? dump : ""; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+	if (dump == NULL)
+		h = 0;
+	free(dump);
+	return h;
+}
+
+/*
+ * Every rank brings its verdict and meets the others, within the start-up
+ * bound (startup.h: no collective, so a rank that died before the run costs
+ * the bound, never a hang). Returns 0 when the run may go on; otherwise the
+ * status to exit with, err holding the message for the rank that speaks.
+ */
+static int agree_start(struct app *app, bool failed, char *err, size_t errlen)
+{
+	struct cxs_startup_result r;
+	double bound = cxs_startup_timeout_s();
+
+	lifecycle_arrived(app->rank);
+	cxs_startup_agree(failed, err, failed ? 0 : config_hash(app), bound, &r);
+	switch (r.verdict) {
+	case CXS_START_OK:
+		return 0;
+	case CXS_START_FAILED:
+		if (r.rank != 0)
+			cxs_set_err(err, errlen, "%s (on rank %d)", r.msg, r.rank);
+		else
+			cxs_set_err(err, errlen, "%s", r.msg);
+		break;
+	case CXS_START_DIFFERS:
+		cxs_set_err(err, errlen,
+			 "the configuration on rank %d differs from rank 0's: are the files the same "
+			 "on every host? (mpirun passes stdin to rank 0 only)", r.rank);
+		break;
+	case CXS_START_MISSING:
+		app->peers_lost = true;
+		if (r.speaker)
+			print_error_line_fmt("start-up: rank(s) %s did not arrive within %.0f s (killed, "
+					     "or stuck before the run); every rank stops (bound: %s)",
+					     r.msg, bound, CXS_STARTUP_TIMEOUT_ENV);
+		return CXS_EXIT_STARTUP;
 	}
+	if (r.speaker)
+		print_error_line(err[0] != '\0' ? err : "cannot start the run");
 	return EXIT_USAGE;
 }
 
@@ -858,7 +950,7 @@ out:
 static int summarise(const struct app *app, const struct cxs_run_result *res, int status)
 {
 	if (app->write_failed)
-		fprintf(stderr, "cxlsim: %s\n", app->write_err);
+		print_error_line(app->write_err);
 	if (res->writer) {
 		double rate = res->loop_wall_s > 0 ? (double)res->committed / res->loop_wall_s : 0;
 
@@ -892,13 +984,20 @@ static int cxlsim(struct app *app, int argc, char **argv)
 	bool failed;
 	int status;
 
-	failed = parse(app, argc, argv, err, sizeof(err)) != 0 ||
-		 (app->opt.action == ACT_RUN && validate(app, err, sizeof(err)) != 0);
-	if (agree_error(app, failed, err, sizeof(err)) || agree_config(app, err, sizeof(err)))
-		return report(app, err);
+	failed = parse(app, argc, argv, err, sizeof(err)) != 0;
+	if (!failed && app->opt.action == ACT_RUN) {
+		struct mem_host h;
+
+		mem_host_probe(&h, app->nranks);
+		app->rss_before = h.rss_bytes;
+		failed = validate(app, err, sizeof(err)) != 0;
+	}
+	if ((status = agree_start(app, failed, err, sizeof(err))) != 0)
+		return status;
 	if (app->opt.action != ACT_RUN)
 		return print_info(app);
 
+	app->ecfg.interrupt = lifecycle_catch_interrupts();
 	eng = cxs_engine_new(&app->ecfg, err, sizeof(err)); /* collective: one verdict */
 	if (eng == NULL)
 		return report(app, err);
@@ -923,65 +1022,22 @@ static void app_free(struct app *app)
 	cxs_config_free(app->scratch);
 }
 
-/*
- * Under the failure-survival recipe (--enable-recovery, or
- * orte_abort_on_non_zero_status 0) mpirun exits 0 whatever its ranks return.
- * mpi-configs/cxlsim-mpirun therefore names a directory in CXLSIM_STATUS_DIR
- * where every rank that ends normally leaves its exit status, and exits with
- * the worst of them.
- */
-static void report_status(int rank, int rc)
-{
-	const char *dir = getenv("CXLSIM_STATUS_DIR");
-	if (dir == NULL || *dir == '\0')
-		return;
-	char path[4096];
-	snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
-	FILE *f = fopen(path, "w");
-	if (f == NULL)
-		return;
-	fprintf(f, "%d\n", rc);
-	fclose(f);
-}
-
-/*
- * MPI_Finalize ends with a fence over every process of the job; after a rank
- * died, Open MPI 4.1 intermittently waits for it forever (seen in the kill
- * tests, every rank asleep in ompi_mpi_finalize). By then the output is written and the status
- * reported, so a watchdog ends the process with its real status if finalize
- * has not returned in time: a few seconds when ranks died, a minute (never
- * reached in practice) otherwise. Never a hang.
- */
-#define FINALIZE_GUARD_AFTER_FAILURE_S 3u
-#define FINALIZE_GUARD_S 60u
-
-static volatile sig_atomic_t exit_status;
-
-static void finalize_guard(int sig)
-{
-	(void)sig;
-	_exit(exit_status);
-}
-
 int main(int argc, char **argv)
 {
 	struct app app;
 	int rc;
 
 	memset(&app, 0, sizeof(app));
+	lifecycle_before_init();
 	MPI_Init(&argc, &argv);
+	lifecycle_after_init();
 	MPI_Comm_rank(MPI_COMM_WORLD, &app.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &app.nranks);
 	rc = cxlsim(&app, argc, argv);
-	size_t nfailures = app.nfailures;
+	bool peers_lost = app.nfailures > 0 || app.peers_lost;
 	app_free(&app);
-	report_status(app.rank, rc);
+	lifecycle_report_status(app.rank, rc);
 	fflush(stdout);
 	fflush(stderr);
-	exit_status = rc;
-	signal(SIGALRM, finalize_guard);
-	alarm(nfailures ? FINALIZE_GUARD_AFTER_FAILURE_S : FINALIZE_GUARD_S);
-	MPI_Finalize();
-	alarm(0);
-	return rc;
+	return lifecycle_finalize(rc, peers_lost);
 }

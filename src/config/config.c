@@ -20,9 +20,9 @@
  * Where a value comes from
  * ------------------------
  *
- *   file --getline--> read_line -----one clean line-----> inih --(sect,key,val)--> on_pair
- *                     counts lines, strips comments,                               finds the key,
- *                     checks [section] lines and '='                               suggests a name
+ *   file --slurp--> read_line -----one clean line-----> inih --(sect,key,val)--> on_pair
+ *                   counts lines, refuses NUL and bare CR,                       finds the key,
+ *                   strips comments, checks [section] and '='                    suggests a name
  *                                                                                       |
  *   --set "s.k=v" --> cxs_config_set (splits at '=' and the first '.') ----------> apply (parse,
  *                                                                                  range, store)
@@ -48,6 +48,16 @@
  * The reader stops (returns EOF) after the first error so the message is about
  * the first problem and the configuration is left as of the line before it.
  *
+ * What a file is (slurp): a regular file or a pipe, at most 16 MiB, read whole
+ * before parsing. A device (/dev/zero would be read for ever), a socket or a
+ * directory is refused by name; a pipe is polled for at most 10 s, so a FIFO
+ * that nobody writes ends in an error rather than a hang. Bytes are checked
+ * before inih sees them (read_line): a NUL or a CR that does not end its
+ * line is an error with line and column, since C strings would silently cut
+ * the value at the NUL and CR-only line endings make the file one long
+ * (comment) line; string values must be UTF-8, because they are stored as
+ * UTF-8 in the output file.
+ *
  * Limits come from inih: a section name is copied into char[50] (MAX_SECTION),
  * so names are at most NAME_MAX_CHARS = 49 characters, checked at
  * registration; a line, after comments are removed, is at most INI_MAX_LINE - 3
@@ -67,15 +77,18 @@
  * kept for dump and help anyway.
  */
 #ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* getline, open_memstream, strdup, strcasecmp */
+#define _POSIX_C_SOURCE 200809L /* open_memstream, strdup, strnlen, strcasecmp */
 #endif
 
 #include "cxlsim/errmsg.h"
 #include "cxlsim/config.h"
+#include "cxlsim/utf8.h"
 
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -83,7 +96,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <ini.h>
 
@@ -94,6 +110,8 @@
 #define QUOTE_BUF (4 * QUOTE_MAX + 4)     /* each may become "\xNN"; then "..." */
 #define VALUE_BUF 256                     /* one canonical value */
 #define WHAT_BUF 192                      /* "expected ..." part of a message */
+#define FILE_MAX_BYTES (16u << 20)        /* a configuration is a few KiB; this is not one */
+#define PIPE_WAIT_S 10                    /* a pipe's writer writes at once, or never */
 
 _Static_assert(VALUE_BUF > LINE_MAX_CHARS, "a string value must fit in a value buffer");
 
@@ -175,9 +193,10 @@ static char *fmt_alloc(const char *fmt, ...)
 }
 
 /*
- * Copies at most max_in characters of s into dst so that it can be echoed in
- * a one-line message: control characters, '"' and '\\' are escaped, and "..."
- * marks a cut. dst must hold 4 * max_in + 4 bytes.
+ * Copies at most max_in bytes of s into dst so that it can be echoed in a
+ * one-line message: control characters, bytes that are not well-formed UTF-8
+ * (utf8.h), '"' and '\\' are escaped, and "..." marks a cut. dst must hold
+ * 4 * max_in + 4 bytes.
  */
 static void escape(char *dst, size_t n, const char *s, size_t max_in)
 {
@@ -186,14 +205,22 @@ static void escape(char *dst, size_t n, const char *s, size_t max_in)
 	assert(n >= 4 * max_in + 4);
 	for (i = 0; i < max_in && s[i] != '\0'; i++) {
 		unsigned char c = (unsigned char)s[i];
+		size_t k;
 
 		if (c == '"' || c == '\\') {
 			dst[o++] = '\\';
 			dst[o++] = (char)c;
 		} else if (c < 0x20 || c == 0x7f) {
 			o += (size_t)snprintf(dst + o, n - o, "\\x%02x", c);
-		} else {
+		} else if (c < 0x80) {
 			dst[o++] = (char)c;
+		} else if ((k = cxs_utf8_seq((const unsigned char *)s + i,
+					     strnlen(s + i, max_in - i))) > 0) {
+			memcpy(dst + o, s + i, k); /* valid UTF-8 stays readable */
+			o += k;
+			i += k - 1;
+		} else {
+			o += (size_t)snprintf(dst + o, n - o, "\\x%02x", c);
 		}
 	}
 	if (s[i] != '\0') {
@@ -617,6 +644,11 @@ static bool writable_string(const struct cxs_cfg_key *k, const char *text, char 
 			return false;
 		}
 	}
+	if (!cxs_utf8_valid(text)) {
+		/* it would be stored in the output file as UTF-8, which readers reject */
+		snprintf(what, whatlen, "expected UTF-8 text");
+		return false;
+	}
 	if (len > 0 && (isspace((unsigned char)text[0]) || isspace((unsigned char)text[len - 1]))) {
 		snprintf(what, whatlen, "expected text without leading or trailing blanks");
 		return false;
@@ -1031,10 +1063,11 @@ int cxs_config_check_required(const struct cxs_config *cfg, char *err, size_t er
 
 struct load_ctx {
 	struct cxs_config *cfg;
-	FILE *fp;
+	const char *data;       /* the whole file (slurp) */
+	size_t len, pos;        /* its length; start of the next line */
 	char *path;             /* escaped for messages and origins */
 	unsigned long lineno;   /* physical line last handed to inih */
-	char *buf;              /* getline's buffer */
+	char *buf;              /* the current line, NUL-terminated */
 	size_t cap;
 	bool failed;            /* an error is in err; stop reading */
 	char *err;
@@ -1054,30 +1087,153 @@ static char *syntax_error(struct load_ctx *c, const char *line)
 }
 
 /*
+ * Reads the whole file at path (shown as `shown` in messages) into a malloc'd
+ * buffer. Only regular files and pipes are configurations: every rank reads
+ * the same path, a device never ends (/dev/zero) and a directory is a typo.
+ * A pipe (a FIFO, /dev/stdin from `cat x.ini |`) is read without blocking:
+ * it is polled for at most PIPE_WAIT_S, so a FIFO that nobody writes is an
+ * error, not a hang (open() itself would block on it without O_NONBLOCK).
+ */
+static int slurp(const char *path, const char *shown, char **out, size_t *outlen, char *err,
+		 size_t errlen)
+{
+	struct stat sb;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct timespec t0, now;
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		cxs_set_err(err, errlen, "%s: cannot open: %s", shown, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) != 0) {
+		cxs_set_err(err, errlen, "%s: cannot stat: %s", shown, strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		cxs_set_err(err, errlen, "%s: is a directory, not a configuration file", shown);
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode)) {
+		cxs_set_err(err, errlen,
+			    "%s: not a regular file (a %s): a configuration is a file that every "
+			    "rank reads", shown,
+			    S_ISCHR(sb.st_mode) ? "character device" :
+			    S_ISBLK(sb.st_mode) ? "block device" :
+			    S_ISSOCK(sb.st_mode) ? "socket" : "special file");
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		ssize_t got;
+
+		if (len == cap) {
+			char *grown;
+
+			cap = cap ? 2 * cap : 4096;
+			grown = realloc(buf, cap);
+			if (grown == NULL) {
+				cxs_set_err(err, errlen, "%s: out of memory", shown);
+				goto out;
+			}
+			buf = grown;
+		}
+		if (S_ISFIFO(sb.st_mode)) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			long left_ms;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left_ms = PIPE_WAIT_S * 1000L - ((now.tv_sec - t0.tv_sec) * 1000L +
+							 (now.tv_nsec - t0.tv_nsec) / 1000000L);
+			if (left_ms <= 0 || poll(&pfd, 1, (int)left_ms) == 0) {
+				cxs_set_err(err, errlen,
+					    "%s: a FIFO with nothing to read after %d s (is anything "
+					    "writing to it?)", shown, PIPE_WAIT_S);
+				goto out;
+			}
+		}
+		got = read(fd, buf + len, cap - len);
+		if (got == 0)
+			break;
+		if (got < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			cxs_set_err(err, errlen, "%s: cannot read: %s", shown, strerror(errno));
+			goto out;
+		}
+		len += (size_t)got;
+		if (len > FILE_MAX_BYTES) {
+			cxs_set_err(err, errlen, "%s: larger than %u MiB: not a configuration file",
+				    shown, FILE_MAX_BYTES >> 20);
+			goto out;
+		}
+	}
+	*out = buf;
+	*outlen = len;
+	buf = NULL;
+	rc = 0;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/*
  * inih's fgets-like reader: returns one physical line, cleaned as described
- * in the header comment, or NULL at the end, on a read error or once an error
- * has been reported (inih then stops and returns).
+ * in the header comment, or NULL at the end or once an error has been
+ * reported (inih then stops and returns). Before anything else it refuses
+ * what would otherwise be read wrongly without a word: a NUL byte (C strings
+ * would cut the line there: "lps = 1\0 24" read as 1) and a carriage return
+ * that does not end the line (CR-only line endings make the whole file one
+ * line, and the first ';' turned it into one long comment). CRLF is fine.
  */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct load_ctx *c = stream;
-	size_t n, limit;
-	ssize_t got;
+	size_t n, limit, raw;
+	const char *start, *nl, *bad;
 	char *s, *cut;
 
-	if (c->failed)
+	if (c->failed || c->pos >= c->len)
 		return NULL;
-	errno = 0;
-	got = getline(&c->buf, &c->cap, c->fp);
-	if (got < 0) {
-		if (ferror(c->fp)) {
-			cxs_set_err(c->err, c->errlen, "%s: cannot read: %s", c->path,
-				strerror(errno != 0 ? errno : EIO));
-			c->failed = true;
-		}
+	start = c->data + c->pos;
+	nl = memchr(start, '\n', c->len - c->pos);
+	raw = nl != NULL ? (size_t)(nl - start) : c->len - c->pos;
+	c->pos += raw + (nl != NULL);
+	c->lineno++;
+	if (raw > 0 && start[raw - 1] == '\r')
+		raw--; /* CRLF */
+	if ((bad = memchr(start, '\0', raw)) != NULL) {
+		cxs_set_err(c->err, c->errlen,
+			"%s:%lu: NUL byte at column %zu: a configuration file is text (a binary "
+			"file?)", c->path, c->lineno, (size_t)(bad - start) + 1);
+		c->failed = true;
 		return NULL;
 	}
-	c->lineno++;
+	if ((bad = memchr(start, '\r', raw)) != NULL) {
+		cxs_set_err(c->err, c->errlen,
+			"%s:%lu: carriage return at column %zu that does not end the line: lines "
+			"must end in LF or CRLF (CR-only line endings, as classic Mac OS "
+			"editors write, make the file one long line)", c->path, c->lineno,
+			(size_t)(bad - start) + 1);
+		c->failed = true;
+		return NULL;
+	}
+	if (raw + 1 > c->cap) {
+		char *grown = realloc(c->buf, raw + 1);
+
+		if (grown == NULL) {
+			cxs_set_err(c->err, c->errlen, "%s: out of memory", c->path);
+			c->failed = true;
+			return NULL;
+		}
+		c->buf = grown;
+		c->cap = raw + 1;
+	}
+	memcpy(c->buf, start, raw);
+	c->buf[raw] = '\0';
 	s = c->buf;
 	if (c->lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
 		s += 3; /* UTF-8 byte order mark */
@@ -1173,6 +1329,7 @@ out:
 int cxs_config_load(struct cxs_config *cfg, const char *path, char *err, size_t errlen)
 {
 	struct load_ctx c = { .cfg = cfg, .err = err, .errlen = errlen };
+	char *data = NULL;
 	int rc = -1, line;
 
 	assert(cfg != NULL && path != NULL);
@@ -1181,11 +1338,9 @@ int cxs_config_load(struct cxs_config *cfg, const char *path, char *err, size_t 
 		cxs_set_err(err, errlen, "cxs_config_load: out of memory");
 		goto out;
 	}
-	c.fp = fopen(path, "r");
-	if (c.fp == NULL) {
-		cxs_set_err(err, errlen, "%s: cannot open: %s", c.path, strerror(errno));
+	if (slurp(path, c.path, &data, &c.len, err, errlen) != 0)
 		goto out;
-	}
+	c.data = data;
 	line = ini_parse_stream(read_line, &c, on_pair, &c);
 	if (c.failed)
 		goto out;
@@ -1200,8 +1355,7 @@ int cxs_config_load(struct cxs_config *cfg, const char *path, char *err, size_t 
 	}
 	rc = 0;
 out:
-	if (c.fp != NULL)
-		fclose(c.fp);
+	free(data);
 	free(c.buf);
 	free(c.path);
 	return rc;

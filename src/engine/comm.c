@@ -106,30 +106,53 @@ void ctl_send(struct cxs_engine *e, int dst, const struct ctl_hdr *h, const uint
 	psends[npsends++].buf = buf;
 }
 
+void ctl_flush(struct cxs_engine *e, double seconds)
+{
+	(void)e;
+	double until = comm_now() + seconds;
+	reap_sends(false);
+	while (npsends && comm_now() < until) {
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+		reap_sends(false);
+	}
+}
+
+/*
+ * GONE needs no answer from whatever loop is polling, only a note: it is
+ * consumed here, so that every wait records it the same way.
+ */
 int ctl_poll(struct cxs_engine *e, void **msg, int *len, int *src)
 {
-	int flag = 0;
-	MPI_Message m;
-	MPI_Status st;
 	reap_sends(false);
-	MPI_Improbe(MPI_ANY_SOURCE, TAG_CTL, MPI_COMM_WORLD, &flag, &m, &st);
-	if (!flag)
-		return 0;
-	int n = 0;
-	MPI_Get_count(&st, MPI_BYTE, &n);
-	void *buf = malloc(n > 0 ? (size_t)n : 1);
-	if (!buf)
-		cxs_bug(NULL, "out of memory for a control message");
-	MPI_Mrecv(buf, n, MPI_BYTE, &m, MPI_STATUS_IGNORE);
-	if ((size_t)n < sizeof(struct ctl_hdr)) {
-		free(buf);
-		return 0;
+	for (;;) {
+		int flag = 0;
+		MPI_Message m;
+		MPI_Status st;
+		MPI_Improbe(MPI_ANY_SOURCE, TAG_CTL, MPI_COMM_WORLD, &flag, &m, &st);
+		if (!flag)
+			return 0;
+		int n = 0;
+		MPI_Get_count(&st, MPI_BYTE, &n);
+		void *buf = malloc(n > 0 ? (size_t)n : 1);
+		if (!buf)
+			cxs_bug(NULL, "out of memory for a control message");
+		MPI_Mrecv(buf, n, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+		if ((size_t)n < sizeof(struct ctl_hdr)) {
+			free(buf);
+			continue;
+		}
+		e->last_heard[st.MPI_SOURCE] = comm_now();
+		if (((const struct ctl_hdr *)buf)->type == CTL_GONE) {
+			membership_note_gone(e, st.MPI_SOURCE);
+			free(buf);
+			continue;
+		}
+		*msg = buf;
+		*len = n;
+		*src = st.MPI_SOURCE;
+		return 1;
 	}
-	e->last_heard[st.MPI_SOURCE] = comm_now();
-	*msg = buf;
-	*len = n;
-	*src = st.MPI_SOURCE;
-	return 1;
 }
 
 enum wait_result comm_service(struct cxs_engine *e)

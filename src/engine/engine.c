@@ -72,6 +72,14 @@
  * more, which holds its final values; the writer extends every node to the
  * run's common sample count with that last sample (h5out.h, /series).
  *
+ * Interrupts. cfg.interrupt (set by a signal handler, src/app/lifecycle.c)
+ * goes into every window's reduction as a MAX, like an abort code: whichever
+ * rank was signalled, all see it in the same result and stop after that
+ * window, at which point every event below its global minimum has been
+ * handled; the output is written as usual with status "interrupted". A rank
+ * alone (np 1, or the last survivor) runs to the end in one window, so it
+ * also looks at the flag every SERVICE_EVERY_EVENTS events.
+ *
  * Output (output.c). At the end every live rank sends its nodes' counters and
  * its engine figures to the writer (the lowest live rank), which builds the
  * run record, calls the caller's output function, and releases the others.
@@ -96,6 +104,13 @@
 
 int cxs_log_level = CXS_LOG_WARN;
 static struct cxs_engine *g_eng; /* for log lines and bug reports */
+/*
+ * Address space given back before MPI_Abort: when the run has exhausted its
+ * memory (RLIMIT_AS), MPI_Abort itself needs some to tell mpirun, and without
+ * it segfaulted instead (exit 139; issue 13, item 6).
+ */
+#define ABORT_RESERVE_BYTES (64u << 20)
+static void *abort_reserve;
 
 /* ---- logging and errors ------------------------------------------------ */
 
@@ -128,6 +143,8 @@ _Noreturn void cxs_bug_at(const struct cxs_lp *lp, const char *file, int line, c
 	va_end(ap);
 	fputc('\n', stderr);
 	fflush(stderr);
+	free(abort_reserve);
+	abort_reserve = NULL;
 	MPI_Abort(MPI_COMM_WORLD, 70);
 	abort();
 }
@@ -149,7 +166,8 @@ void *engine_xcalloc(size_t n, size_t sz)
 {
 	void *p = calloc(n ? n : 1, sz ? sz : 1);
 	if (!p)
-		cxs_bug(NULL, "out of memory (%zu x %zu bytes)", n, sz);
+		cxs_bug(NULL, "out of memory (%zu x %zu bytes): the run needs more memory than this "
+			"process may have (see the estimate with -v, engine.memory_check)", n, sz);
 	return p;
 }
 
@@ -212,6 +230,10 @@ cxs_time cxs_lookahead(const struct cxs_lp *lp)
 cxs_time cxs_end_time(const struct cxs_lp *lp)
 {
 	return lp->eng->cfg.end_time;
+}
+int cxs_run_interrupted(const struct cxs_lp *lp)
+{
+	return lp->eng->interrupted;
 }
 struct cxs_stats *cxs_lp_stats(struct cxs_lp *lp)
 {
@@ -367,6 +389,8 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 
 	struct cxs_engine *e = engine_xcalloc(1, sizeof *e);
 	g_eng = e;
+	if (!abort_reserve)
+		abort_reserve = malloc(ABORT_RESERVE_BYTES);
 	e->cfg = *cfg;
 	qsort(e->cfg.kills, e->cfg.nkills, sizeof e->cfg.kills[0], cmp_kill);
 	e->kill_pending = e->cfg.nkills ? 0 : -1;
@@ -436,6 +460,7 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	e->alive = engine_xcalloc((size_t)nranks, 1);
 	e->live = engine_xcalloc((size_t)nranks, sizeof *e->live);
 	e->last_heard = engine_xcalloc((size_t)nranks, sizeof *e->last_heard);
+	e->gone = engine_xcalloc((size_t)nranks, 1);
 	for (int r = 0; r < nranks; r++) {
 		e->alive[r] = 1;
 		e->live[r] = r;
@@ -481,6 +506,7 @@ void cxs_engine_free(struct cxs_engine *e)
 	free(e->alive);
 	free(e->live);
 	free(e->last_heard);
+	free(e->gone);
 	cxs_eq_destroy(&e->eq);
 	if (g_eng == e)
 		g_eng = NULL;
@@ -799,6 +825,9 @@ static void process_window(struct cxs_engine *e)
 		cxs_eq_release(&e->eq, slot);
 		e->fig.events++;
 		if (++n % SERVICE_EVERY_EVENTS == 0) {
+			/* Alone, the run is one window: an interrupt cannot wait for its end. */
+			if (e->nlive == 1 && e->cfg.interrupt && *e->cfg.interrupt)
+				break;
 			/* Answer pings and agreements while busy (comm.c, "Liveness"). */
 			double now = comm_now();
 			if (now - last_service > SERVICE_INTERVAL_S) {
@@ -827,6 +856,7 @@ static void build_contrib(struct cxs_engine *e)
 										<< (e->rank % 64);
 	}
 	red_max(&e->rl, v)[RED_MAX_ABORT] = (uint64_t)e->abort_code;
+	red_max(&e->rl, v)[RED_MAX_INTERRUPT] = e->cfg.interrupt ? (uint64_t)*e->cfg.interrupt : 0;
 	red_sum(&e->rl, v)[RED_SUM_COMMITTED] = e->fig.events; /* = sum of our nodes' counts */
 	red_sum(&e->rl, v)[RED_SUM_REMOTE] = e->fig.remote_msgs;
 }
@@ -978,6 +1008,9 @@ static void run_windows(struct cxs_engine *e)
 		e->gmin = gmin;
 		if (gmin >= e->cfg.end_time)
 			break;
+		/* A signal on any rank: all stop here, every event below gmin handled. */
+		if ((e->interrupted = (int)red_max(&e->rl, e->result)[RED_MAX_INTERRUPT]) != 0)
+			break;
 		if (e->kill_pending >= 0 && !e->kill_fired) {
 			apply_fails(e, gmin);
 			const struct cxs_kill *k = e->kill_pending >= 0 ? &e->cfg.kills[e->kill_pending] : NULL;
@@ -1022,6 +1055,9 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 	}
 	int rc = engine_gather_and_write(e, res, out, ctx);
 	res->status = e->abort_code ? e->abort_code : rc;
+	res->interrupted = e->interrupted;
+	if (!res->status && e->interrupted)
+		res->status = 128 + e->interrupted;
 	res->loop_wall_s = e->fig.loop_wall_s;
 	res->nfailures = e->nfailures;
 	return res->status;

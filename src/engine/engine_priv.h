@@ -56,10 +56,10 @@ static inline int tag_reduce(uint32_t epoch, uint64_t w)
  *   MIN  [0, N)        heap minimum of rank r (only r writes its slot)
  *        [N, 2N)       earliest message sent to rank r in this window
  *   OR   [2N, 2N+N*B)  bit s of row d: rank s sent a batch to rank d
- *   MAX  abort code
+ *   MAX  abort code, interrupting signal
  *   SUM  committed events, remote messages
  */
-enum { RED_MAX_ABORT = 0, RED_NMAX = 1 };
+enum { RED_MAX_ABORT = 0, RED_MAX_INTERRUPT = 1, RED_NMAX = 2 };
 enum { RED_SUM_COMMITTED = 0, RED_SUM_REMOTE = 1, RED_NSUM = 2 };
 
 struct red_layout {
@@ -274,6 +274,7 @@ struct cxs_engine {
 	cxs_time gmin;             /* global minimum after the last reduction */
 	int abort_code;
 	char abort_msg[256];
+	int interrupted;           /* the signal that stopped the run (agreed), or 0 */
 
 	/* membership */
 	uint8_t *alive;            /* world ranks */
@@ -284,6 +285,7 @@ struct cxs_engine {
 	bool in_agreement;
 	struct decision last;      /* last applied decision */
 	double *last_heard;        /* wall time of the last message from each rank */
+	uint8_t *gone;             /* world ranks that said they were excluded while alive */
 	double t_start;
 	int kill_pending;          /* index into cfg.kills of the next injected kill, or -1 */
 	bool kill_fired;           /* agreed; lift the cap after the next reduction */

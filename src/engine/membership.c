@@ -10,7 +10,9 @@
  * Protocol (a leader with two phases; a rank's view is its tentative live set):
  *
  *   1. Whoever suspects a rank asks the lowest rank alive in its view (the
- *      leader) to start (START), or starts itself if it is that rank.
+ *      leader) to start (START), or starts itself if it is that rank. START
+ *      carries the ranks the sender found silent, so that the leader it asks
+ *      does not wait on them again before it leads.
  *   2. The leader picks a round above every round it has seen and QUERYs every
  *      rank alive in its view. A rank answers with a REPORT (how many window
  *      reductions it completed, w_red, and the last result) and promises
@@ -33,16 +35,32 @@
  * Precedence between competing leaders: higher round wins, then lower rank.
  * A rank answers a QUERY or DECIDE that beats its promise, and REJECTs one that
  * does not; a leader that is rejected by a better one becomes a follower.
- * A follower that hears nothing from its leader for three timeouts marks the
- * leader dead and moves to the next lowest rank (possibly itself), so a leader
- * that dies during the agreement (a second failure) is replaced.
+ *
+ * A follower does not time its leader, it pings it: a leader can be slow for
+ * good reasons (it may itself be following a rank that just died, and waits
+ * a timeout to find out), and every live rank answers a PING from any of its
+ * waits. Only a leader from which nothing at all has come for one failure
+ * timeout, pings sent every quarter of it, is marked dead; the follower then
+ * moves to the next lowest rank (possibly itself), so a leader that dies
+ * during the agreement (a second failure) is replaced. (Issue 13: with a
+ * fixed wait of three timeouts, a follower gave up on a live leader that was
+ * still following the dead rank 0, declared it dead and finished alone.)
+ *
+ * Who is dead is only ever concluded from silence towards a ping or a query,
+ * never from a leader's slowness: "never a rank that is alive and answering".
+ * A suspicion handed on by START (the suspect and the ranks the sender found
+ * silent) is taken over only for ranks the receiver has not heard from for a
+ * timeout either.
  *
  * Exclusion. A rank that was wrongly suspected (descheduled past the timeout on
  * an oversubscribed machine) eventually talks to a survivor that has applied a
  * decision which lists it as dead; that survivor answers EXCLUDED and the
  * excluded rank stops at once with exit status 75, as if it had failed — it
  * never continues with its own view. One that is listed dead in a DECIDE it
- * receives stops the same way.
+ * receives stops the same way. On its way out it tells every rank it still
+ * believed alive (GONE), so that the survivors record its failure with cause
+ * "excluded" (it was alive, only too slow) rather than "silent" (dead), if
+ * they hear it before the output is written.
  *
  * Why no MPI_Comm_create_group: it is blocking, and a rank dying while the
  * survivors are inside it hangs them all. The survivors' communicator here is
@@ -81,7 +99,20 @@ static _Noreturn void excluded(struct cxs_engine *e, int by)
 		"[rank %d] excluded by the survivors (told by rank %d): stopping as a failed rank\n",
 		e->rank, by);
 	fflush(stderr);
+	struct ctl_hdr gone = {.type = CTL_GONE, .from = (uint32_t)e->rank};
+	for (int r = 0; r < e->nranks; r++)
+		if (e->alive[r] && r != e->rank)
+			ctl_send(e, r, &gone, NULL, 0);
+	ctl_flush(e, GONE_FLUSH_S);
 	_exit(CXS_EXIT_EXCLUDED);
+}
+
+void membership_note_gone(struct cxs_engine *e, int src)
+{
+	e->gone[src] = 1;
+	for (size_t i = 0; i < e->nfailures; i++)
+		if (e->failures[i].rank == (uint32_t)src)
+			e->failures[i].cause = "excluded";
 }
 
 /*
@@ -174,7 +205,11 @@ static void apply_one(struct cxs_engine *e, uint64_t round, uint32_t leader, uin
 	if (has_result)
 		memcpy(e->last.result, result, result_words(e) * sizeof *result);
 	note_round(e, round);
+	size_t before = e->nfailures;
 	engine_on_decision(e);
+	for (size_t i = before; i < e->nfailures; i++)
+		if (e->gone[e->failures[i].rank])
+			e->failures[i].cause = "excluded";
 }
 
 /*
@@ -198,11 +233,29 @@ static void apply(struct cxs_engine *e, const struct ctl_hdr *dec, const uint64_
 }
 
 /*
+ * Takes over the suspicions a START hands on (the sender's suspect and the
+ * ranks it found silent): each only if we have not heard from that rank for a
+ * timeout either, so that a rank answering us is never dropped from our view
+ * on someone else's word.
+ */
+static void take_hints(struct cxs_engine *e, struct agree *st, int suspect, const uint64_t *bits,
+		       int nbits_words)
+{
+	double now = comm_now(), T = e->cfg.failure_timeout_s;
+	for (int r = 0; r < e->nranks; r++) {
+		bool hinted = r == suspect ||
+			      (r / 64 < nbits_words && (bits[r / 64] >> (r % 64) & 1));
+		if (hinted && r != e->rank && st->view[r] && now - e->last_heard[r] > T)
+			st->view[r] = 0;
+	}
+}
+
+/*
  * Follower's handling of one message. Returns 1 when a COMMIT of the decision
  * we acknowledged arrived (the decision is applied).
  */
 static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_hdr *h,
-		      const uint64_t *tail, int ntail, int src, double *deadline)
+		      const uint64_t *tail, int ntail, int src)
 {
 	uint32_t B = e->rl.bitmap_words;
 	switch (h->type) {
@@ -211,6 +264,12 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 		return 0;
 	case CTL_EXCLUDED:
 		excluded(e, src);
+	case CTL_START:
+		/* We already follow someone; the sender waits on us (and pings us)
+		 * until that leader or we ourselves query it. Its news helps us
+		 * choose should our leader go silent. */
+		take_hints(e, st, (int)(int64_t)h->a, tail, ntail);
+		return 0;
 	case CTL_QUERY:
 		note_round(e, h->round);
 		if (!e->alive[src]) {
@@ -221,7 +280,6 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 			st->prom_round = h->round;
 			st->prom_leader = h->leader;
 			send_report(e, src, h->round, h->leader);
-			*deadline = comm_now() + 3 * e->cfg.failure_timeout_s;
 		} else {
 			send_simple(e, src, CTL_REJECT, st->prom_round, st->prom_leader);
 		}
@@ -247,7 +305,6 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 		st->dec = *h;
 		memcpy(st->dec_tail, tail, (size_t)ntail * sizeof *tail);
 		send_simple(e, src, CTL_ACK, h->round, h->leader);
-		*deadline = comm_now() + 3 * e->cfg.failure_timeout_s;
 		return 0;
 	case CTL_COMMIT:
 		/* Only the decision we still stand by: not one we acknowledged and then
@@ -259,15 +316,24 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 		}
 		return 0;
 	default:
-		/* START while following, stale REPORT/ACK/REJECT: nothing to do. */
+		/* Stale REPORT/ACK/REJECT, PONG: nothing to do (ctl_poll noted the sender alive). */
 		return 0;
 	}
 }
 
-/* Waits for the promised (or expected) leader to finish. 1: applied; 0: leader silent. */
-static int follow(struct cxs_engine *e, struct agree *st)
+/*
+ * Waits for our leader to finish: the leader we promised, or before any
+ * promise `asked`, the rank we asked to lead. A leader may legitimately take
+ * long (it may be following a rank that has just died, and needs a timeout to
+ * find out), so it is pinged rather than timed: PINGs every quarter timeout,
+ * and it is given up only when nothing at all has come from it for a whole
+ * failure timeout since we began watching it. Returns 1 when the decision is
+ * applied, 0 when the leader is silent (its rank in *gone).
+ */
+static int follow(struct cxs_engine *e, struct agree *st, int asked, int *gone)
 {
-	double deadline = comm_now() + 3 * e->cfg.failure_timeout_s;
+	double T = e->cfg.failure_timeout_s, since = 0, next_ping = 0;
+	int watched = -1;
 	unsigned polls = 0;
 	long sleep_ns = 10000;
 	for (;;) {
@@ -276,14 +342,28 @@ static int follow(struct cxs_engine *e, struct agree *st)
 		while (ctl_poll(e, &msg, &len, &src)) {
 			const struct ctl_hdr *h = msg;
 			int ntail = (len - (int)sizeof *h) / (int)sizeof(uint64_t);
-			int r = follow_msg(e, st, h, (const uint64_t *)(h + 1), ntail, src, &deadline);
+			int r = follow_msg(e, st, h, (const uint64_t *)(h + 1), ntail, src);
 			free(msg);
 			if (r)
 				return 1;
 			polls = 0;
 		}
-		if (comm_now() > deadline)
+		int leader = st->promised ? (int)st->prom_leader : asked;
+		double now = comm_now();
+		if (leader != watched) {
+			watched = leader;
+			since = now;
+			next_ping = now;
+		}
+		if (now >= next_ping) {
+			send_simple(e, leader, CTL_PING, 0, 0);
+			next_ping = now + T / 4;
+		}
+		double heard = e->last_heard[leader] > since ? e->last_heard[leader] : since;
+		if (now - heard > T) {
+			*gone = leader;
 			return 0;
+		}
 		comm_backoff(e, &polls, &sleep_ns);
 	}
 }
@@ -364,9 +444,8 @@ static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint3
 				st->prom_round = h->round;
 				st->prom_leader = h->leader;
 			} else {
-				double dl = 0;
 				st->promised = false;
-				follow_msg(e, st, h, tail, ntail, src, &dl);
+				follow_msg(e, st, h, tail, ntail, src);
 			}
 			free(msg);
 			ret = -1;
@@ -449,32 +528,39 @@ out:
 	return ret;
 }
 
-static void agree(struct cxs_engine *e, int suspect, const struct ctl_hdr *first, int first_src,
-		  const uint64_t *first_tail, int first_ntail)
+/*
+ * The agreement as one rank runs it, until a decision is applied. `suspect`
+ * (or -1) and `hints` (dead bits, nhints words, or NULL) are what made us
+ * enter: our own suspicion, or a START's; `first` is a QUERY or DECIDE that
+ * made us enter, handled first.
+ */
+static void agree(struct cxs_engine *e, int suspect, const uint64_t *hints, int nhints,
+		  const struct ctl_hdr *first, int first_src, const uint64_t *first_tail,
+		  int first_ntail)
 {
+	uint32_t B = e->rl.bitmap_words;
 	struct agree st = {0};
 	st.view = malloc((size_t)e->nranks);
-	st.dec_tail = malloc((e->rl.bitmap_words + result_words(e) + block_words(e)) *
-			     sizeof(uint64_t));
-	if (!st.view || !st.dec_tail)
+	st.dec_tail = malloc((B + result_words(e) + block_words(e)) * sizeof(uint64_t));
+	uint64_t *silent = calloc(B, sizeof *silent);
+	if (!st.view || !st.dec_tail || !silent)
 		cxs_bug(NULL, "out of memory in agreement");
 	memcpy(st.view, e->alive, (size_t)e->nranks);
-	if (suspect >= 0 && suspect != e->rank)
-		st.view[suspect] = 0;
+	take_hints(e, &st, suspect, hints, hints ? nhints : 0);
 	e->in_agreement = true;
 	double t0 = comm_now();
 	bool applied = false;
-	if (first) {
-		double dl = 0;
-		applied = follow_msg(e, &st, first, first_tail, first_ntail, first_src, &dl) == 1;
-	}
+	if (first)
+		applied = follow_msg(e, &st, first, first_tail, first_ntail, first_src) == 1;
 	while (!applied) {
+		int gone;
 		if (st.promised && st.prom_leader != (uint32_t)e->rank) {
-			if (follow(e, &st)) {
+			if (follow(e, &st, (int)st.prom_leader, &gone)) {
 				applied = true;
 				break;
 			}
-			st.view[st.prom_leader] = 0;
+			cxs_log(CXS_LOG_WARN, e->now, "agreement: leader %d silent", gone);
+			st.view[gone] = 0;
 			st.promised = false;
 			continue;
 		}
@@ -484,14 +570,18 @@ static void agree(struct cxs_engine *e, int suspect, const struct ctl_hdr *first
 				applied = true;
 			continue;
 		}
+		/* Ask it to lead, and tell it whom we found silent. */
+		memset(silent, 0, B * sizeof *silent);
+		for (int r = 0; r < e->nranks; r++)
+			if (e->alive[r] && !st.view[r])
+				silent[r / 64] |= UINT64_C(1) << (r % 64);
 		struct ctl_hdr h = {.type = CTL_START, .from = (uint32_t)e->rank,
 				    .a = (uint64_t)(int64_t)suspect};
-		ctl_send(e, leader, &h, NULL, 0);
-		if (follow(e, &st)) {
+		ctl_send(e, leader, &h, silent, B);
+		if (follow(e, &st, leader, &gone)) {
 			applied = true;
 			break;
 		}
-		int gone = st.promised ? (int)st.prom_leader : leader;
 		cxs_log(CXS_LOG_WARN, e->now, "agreement: leader %d silent", gone);
 		st.view[gone] = 0;
 		st.promised = false;
@@ -501,12 +591,13 @@ static void agree(struct cxs_engine *e, int suspect, const struct ctl_hdr *first
 	e->fig.agreement_wall_s += comm_now() - t0;
 	free(st.view);
 	free(st.dec_tail);
+	free(silent);
 }
 
 void membership_agree(struct cxs_engine *e, const char *why, int suspect)
 {
 	cxs_log(CXS_LOG_INFO, e->now, "agreement (%s, suspect %d)", why, suspect);
-	agree(e, suspect, NULL, -1, NULL, 0);
+	agree(e, suspect, NULL, 0, NULL, -1, NULL, 0);
 }
 
 enum wait_result membership_on_ctl(struct cxs_engine *e, const void *msg, int len, int src)
@@ -522,7 +613,7 @@ enum wait_result membership_on_ctl(struct cxs_engine *e, const void *msg, int le
 			send_simple(e, src, CTL_EXCLUDED, 0, 0);
 			return WAIT_OK;
 		}
-		agree(e, (int)(int64_t)h->a, NULL, -1, NULL, 0);
+		agree(e, (int)(int64_t)h->a, tail, ntail, NULL, -1, NULL, 0);
 		return WAIT_CHANGED;
 	case CTL_QUERY:
 	case CTL_DECIDE:
@@ -532,7 +623,7 @@ enum wait_result membership_on_ctl(struct cxs_engine *e, const void *msg, int le
 		}
 		if (h->round <= e->last.round)
 			return WAIT_OK; /* from an agreement we already finished */
-		agree(e, -1, h, src, tail, ntail);
+		agree(e, -1, NULL, 0, h, src, tail, ntail);
 		return WAIT_CHANGED;
 	default:
 		/* Stale replies from a finished agreement. */

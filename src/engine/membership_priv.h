@@ -21,6 +21,7 @@ enum ctl_type {
 	CTL_ACK,
 	CTL_COMMIT,
 	CTL_EXCLUDED,   /* the survivors have excluded you: stop */
+	CTL_GONE,       /* I was excluded while alive and stop now (for the failure's cause) */
 };
 
 /* Fixed header of every control message; a tail of uint64_t words may follow. */
@@ -39,6 +40,11 @@ void ctl_send(struct cxs_engine *e, int dst, const struct ctl_hdr *h, const uint
 /* One pending control message (malloc'd, caller frees), or 0 when none. */
 int ctl_poll(struct cxs_engine *e, void **msg, int *len, int *src);
 void ctl_release_all(void);
+/* Progresses pending control sends until none is left or `seconds` have passed. */
+void ctl_flush(struct cxs_engine *e, double seconds);
+#define GONE_FLUSH_S 0.05
+/* A rank told us it was excluded while alive: its failure's cause is "excluded". */
+void membership_note_gone(struct cxs_engine *e, int src);
 void comm_backoff(struct cxs_engine *e, unsigned *polls, long *sleep_ns);
 
 #endif /* CXLSIM_MEMBERSHIP_PRIV_H */

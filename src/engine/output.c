@@ -9,6 +9,8 @@
  */
 #include "engine_priv.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +105,12 @@ static void absorb_blob(struct cxs_engine *e, struct gathered *g, const unsigned
 			cxs_bug(NULL, "malformed result blob from rank %u", h.rank);
 		g->node[bn.id] = bn;
 		cxs_stats_free(g->stats[bn.id]);
+		errno = 0;
 		g->stats[bn.id] = cxs_stats_unpack(b + off, bn.stats_len);
+		if (!g->stats[bn.id] && errno == ENOMEM)
+			cxs_bug(NULL, "out of memory unpacking the statistics of node %u (rank %u): "
+				"the writer holds every node's statistics at the end (see the estimate "
+				"with -v)", bn.id, h.rank);
 		if (!g->stats[bn.id])
 			cxs_bug(NULL, "corrupt statistics from rank %u node %u", h.rank, bn.id);
 		g->have[bn.id] = 1;
@@ -206,13 +213,23 @@ static int write_output(struct cxs_engine *e, struct gathered *g, struct cxs_run
 	char status[320];
 	if (abort_code)
 		snprintf(status, sizeof status, "error: %s", abort_msg ? abort_msg : "model error");
+	else if (e->interrupted) {
+		double t = (double)e->gmin;
+		const char *unit = t >= 1e12 ? "s" : t >= 1e9 ? "ms" : t >= 1e6 ? "us" : "ns";
+		double div = t >= 1e12 ? 1e12 : t >= 1e9 ? 1e9 : t >= 1e6 ? 1e6 : 1e3;
+		snprintf(status, sizeof status,
+			 "interrupted (%s): complete up to %.6g %s of simulated time (every event "
+			 "before it handled)", e->interrupted == SIGINT ? "SIGINT" :
+			 e->interrupted == SIGTERM ? "SIGTERM" : "signal", t / div, unit);
+	}
 	else
 		snprintf(status, sizeof status, "%s",
 			 e->nfailures ? "complete-with-failures" : "complete");
 	res->checksum = run_checksum(e, g);
 	res->committed = committed;
 	struct cxs_run_record rec = {
-		.model = e->cfg.model, .status = status, .exit_status = abort_code,
+		.model = e->cfg.model, .status = status,
+		.exit_status = abort_code ? abort_code : e->interrupted ? 128 + e->interrupted : 0,
 		.nranks = (uint32_t)R, .seed = e->cfg.seed, .checksum = res->checksum,
 		.end_time_ps = e->cfg.end_time, .final_time_ps = res->final_time,
 		.wall_seconds = comm_now() - e->t_start, .ncolumns = sizeof cols / sizeof cols[0],

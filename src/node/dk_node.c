@@ -273,8 +273,8 @@ void dk_finalize(struct cxs_lp *lp)
 {
 	const struct memsys *M = cxs_lp_ctx(lp);
 	struct dk_cluster *d = M->dk;
-	if (!d || ++d->finalized != d->here || !d->w.check)
-		return;
+	if (!d || ++d->finalized != d->here || !d->w.check || cxs_run_interrupted(lp))
+		return; /* an interrupted run stopped with replications in flight */
 	if (d->here != d->nodes) {
 		cxs_lp_fail(lp, 2,
 			    "diktamo.check needs every node in one process (%u of %u here): run with "

@@ -142,7 +142,8 @@ void exact_perform(struct cn_node *cn, cxs_time t, const struct cxs_mem_req *r, 
 void oracle_finalize(struct cxs_lp *lp, const struct memsys *M)
 {
 	struct exact_check *x = M->exact;
-	if (!x || !x->oracle || x->end_checked || !cxs_node_alive(lp, cxs_lp_id(lp)))
+	if (!x || !x->oracle || x->end_checked || !cxs_node_alive(lp, cxs_lp_id(lp)) ||
+	    cxs_run_interrupted(lp)) /* not the final image */
 		return;
 	x->end_checked = true;
 	oracle_check(lp, M, "at the end");

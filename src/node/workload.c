@@ -27,7 +27,8 @@
  * is never reported complete (a cap shorter than the workload, a core
  * spinning for ever on a lock or a barrier). The check runs in the node's
  * finalize, so it costs no event and leaves a finished run's final time its
- * own.
+ * own. A run stopped by SIGINT/SIGTERM (cxs_run_interrupted) is not checked:
+ * its status already says it is unfinished and how far it got.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -393,6 +394,8 @@ static void completion_check(struct cn_node *cn)
 	uint32_t node = cxs_lp_id(lp);
 	if (!cxs_node_alive(lp, node))
 		return; /* a failed node's work ended with it */
+	if (cxs_run_interrupted(lp))
+		return; /* stopped on a signal: the status says how far it got */
 	for (uint32_t c = 0; c < M->cn.cores; c++) {
 		char d[512] = "", total[96] = "", why[160];
 		uint64_t done, want = 0;

@@ -41,12 +41,11 @@
  * (libver bounds V18): smaller object headers and attributes of any size,
  * readable by every HDF5 since 1.8 (h5py included).
  *
- * Atomic publication: everything goes to a temporary name (partial_path),
- * which is closed (flushed) and then published (rename()d over <path>, in
- * publish()); on any failure the temporary file is removed. A reader therefore
- * sees either no file, an older file, or a complete one — never a torn one.
- * Whether the *run* succeeded is the root attribute `status`, not the file's
- * existence.
+ * Atomic publication (publish.c): everything goes to "<path>.incomplete",
+ * which is closed, flushed to disk and then rename()d over <path>; on any
+ * failure the temporary file is removed. A reader therefore sees either no file, an older file, or a
+ * complete one — never a torn one. Whether the *run* succeeded is the root
+ * attribute `status`, not the file's existence.
  *
  * Types on disk are fixed little-endian (STD_U64LE, IEEE_F64LE, ...) whatever
  * the host, so files compare byte for byte across machines apart from
@@ -67,6 +66,7 @@
  * would make H5Fclose fail loudly instead of silently keeping the file open.
  */
 #include "cxlsim/h5out.h"
+#include "cxlsim/publish.h"
 
 #include <hdf5.h>
 
@@ -1305,32 +1305,6 @@ static int check_record(struct writer *w, const struct cxs_run_record *rec)
 	return 0;
 }
 
-/*
- * Publication, in one place: the file is written under partial_path(path)
- * and, once closed, publish() moves it to path with rename(), atomic within
- * a file system. How the temporary is named may change; nothing else may
- * depend on it (the error path removes what partial_path named).
- */
-static char *partial_path(const char *path)
-{
-	char *p = malloc(strlen(path) + sizeof(".partial"));
-
-	if (p != NULL) {
-		strcpy(p, path);
-		strcat(p, ".partial");
-	}
-	return p;
-}
-
-static int publish(struct writer *w, const char *partial, const char *path)
-{
-	if (rename(partial, path) != 0) {
-		fail_plain(w, "cannot rename %s to %s: %s", partial, path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 int cxs_h5_write(const char *path, const struct cxs_run_record *rec, char *err, size_t errlen)
 {
 	struct writer w = { .path = path != NULL ? path : "(null)", .err = err, .errlen = errlen,
@@ -1339,7 +1313,7 @@ int cxs_h5_write(const char *path, const struct cxs_run_record *rec, char *err, 
 	void *old_data = NULL;
 	int restore_auto = 0;
 	hid_t fapl = -1, file = -1;
-	char *partial = NULL;
+	char *partial = NULL, why[512];
 
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
@@ -1351,7 +1325,7 @@ int cxs_h5_write(const char *path, const struct cxs_run_record *rec, char *err, 
 		goto out;
 	w.tick = rec->tick;
 	w.tick_ctx = rec->tick_ctx;
-	partial = partial_path(path);
+	partial = cxs_publish_begin(path);
 	if (partial == NULL) {
 		fail_plain(&w, "out of memory");
 		goto out;
@@ -1402,14 +1376,17 @@ int cxs_h5_write(const char *path, const struct cxs_run_record *rec, char *err, 
 		goto out;
 	}
 	file = -1;
-	publish(&w, partial, path);
+	if (cxs_publish_commit(partial, path, why, sizeof(why)) != 0) {
+		fail_plain(&w, "%s", why);
+		goto out;
+	}
 out:
 	close_id(&w, &file, H5Fclose, "file");
 	close_id(&w, &fapl, H5Pclose, "file access properties");
 	close_id(&w, &w.gcpl, H5Pclose, "group properties");
 	close_id(&w, &w.str_type, H5Tclose, "string type");
 	if (w.failed && partial != NULL)
-		remove(partial); /* may never have been created: ENOENT is fine */
+		cxs_publish_abort(partial); /* may never have been created: ENOENT is fine */
 	if (restore_auto)
 		H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
 	free(partial);

@@ -9,9 +9,10 @@
  * gives every thread the same file. With trace.threads = N (cxlsim-trace
  * record writes it into DIR/trace.ini) threads 0..N-1 replay and the other
  * cores run nothing. Every file is opened and its trailer checked before the
- * run starts, so a missing or damaged trace stops the run at once with the
- * file's name; damage found later (a block that does not inflate) stops it
- * with the block and record.
+ * run starts, so a missing or damaged trace, one that is not a regular file,
+ * or (with "%u") one whose header names another core than its thread, stops
+ * the run at once with the file's name; damage found later (a block that
+ * does not inflate) stops it with the block and record.
  *
  * Placement
  * ---------
@@ -73,8 +74,11 @@
 #include "cxlsim/trace.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #define CXL_WINDOW (UINT64_C(1) << 40)
 #define PAGE_BYTES (UINT64_C(1) << CXS_PAGE_SHIFT)
@@ -248,15 +252,33 @@ static int build_trace(struct cxs_kimage *img, char *err, size_t errlen)
 	}
 	if (ti->threads == 0)
 		ti->threads = img->nthreads;
+	bool per_core = strstr(ti->pattern, "%u") != NULL;
 	for (uint32_t t = 0; t < ti->threads; t++) {
 		char path[1024], why[CXS_TRACE_ERR_MAX];
+		struct stat sb;
 		trace_path(ti, t, path, sizeof path);
+		/* Opened here and again by the thread: a FIFO would be empty (or block
+		 * for ever) the second time, so only files are traces. */
+		if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+			snprintf(err, errlen, "thread %u: %s: not a regular file (%s): a trace is read "
+				 "twice, to check it and to replay it", t, path,
+				 S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" :
+				 "a device or socket");
+			return -1;
+		}
 		struct cxs_trace_reader *r = cxs_trace_reader_open(path, why, sizeof why);
 		if (!r) {
 			snprintf(err, errlen, "thread %u: %s", t, why);
 			return -1;
 		}
+		uint32_t core = cxs_trace_reader_core(r);
 		cxs_trace_reader_close(r);
+		if (per_core && core != t) {
+			snprintf(err, errlen, "thread %u: %s: the trace was made for core %" PRIu32
+				 " (its header's core_id), not core %u: wrong file or wrong --core "
+				 "given to cxlsim-trace", t, path, core, t);
+			return -1;
+		}
 	}
 	if (ti->have_map) {
 		/* CXL pages then their mirror; private pages, then the local shared ones and theirs */

@@ -2,6 +2,9 @@
 # A rank that is only descheduled (SIGSTOP) past the failure timeout is
 # excluded by the survivors; when it runs again (SIGCONT) it must find out and
 # stop as if it had failed (exit status 75), while the survivors finish.
+# It was alive, so its failure is recorded with cause "excluded", not
+# "silent" (issue 13 item 7: it used to be "silent"); it resumes while the
+# survivors still run (the run takes ~10 s), so they hear it in time.
 . "$(dirname "$0")/common.sh"
 out="$WORK/stop.h5"
 "$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=100ms \
@@ -27,5 +30,7 @@ import cxlsim_h5
 run = cxlsim_h5.load(sys.argv[1])
 assert {int(f["rank"]) for f in run.failures} == {1}, run.failures
 assert int(run.engine["alive"][1]) == 0
+causes = {f["cause"] for f in run.failures}
+assert causes == {"excluded"}, f"causes {causes}, expected excluded"
 print("excluded rank 1; survivors finished")
 PY

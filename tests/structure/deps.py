@@ -35,9 +35,9 @@ APART = {"camp"}
 
 # Public header -> the module that implements it.
 HEADER_MODULE = {
-    "engine.h": "engine", "model.h": "engine",
-    "stats.h": "stats", "h5out.h": "stats",
-    "config.h": "config", "errmsg.h": "config",
+    "engine.h": "engine", "model.h": "engine", "startup.h": "engine",
+    "stats.h": "stats", "h5out.h": "stats", "publish.h": "stats",
+    "config.h": "config", "errmsg.h": "config", "utf8.h": "config",
     "kthread.h": "workload", "trace.h": "workload", "trace_record.h": "workload",
     "page_map.h": "workload", "cxltrace.h": "workload", "cxltrace_proto.h": "workload",
     "fabric.h": "fabric", "nport.h": "fabric",

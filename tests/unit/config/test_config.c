@@ -6,11 +6,15 @@
  * (programming errors) are expected to die of SIGABRT.
  */
 #ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* mkstemp, open_memstream */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, mkdtemp, open_memstream */
 #endif
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -557,8 +561,145 @@ START_TEST(missing_file)
 	snprintf(want, sizeof(want), "/tmp/cxs_cfg_no/such.ini: cannot open: %s", strerror(ENOENT));
 	ck_assert_str_eq(err, want);
 	ck_assert_int_eq(cxs_config_load(cfg, "/tmp", err, sizeof(err)), -1);
-	snprintf(want, sizeof(want), "/tmp: cannot read: %s", strerror(EISDIR));
+	ck_assert_str_eq(err, "/tmp: is a directory, not a configuration file");
+	cxs_config_free(cfg);
+}
+END_TEST
+
+/* ---- bytes and kinds of file (issue 13: read wrongly without a word) ---- */
+
+/* Writes n bytes to a fresh file under /tmp; path must hold 32 bytes. */
+static void write_tmp_bytes(char *path, const char *bytes, size_t n)
+{
+	int fd;
+
+	strcpy(path, "/tmp/cxs_cfg_XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, bytes, n), (ssize_t)n);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+static void bytes_error(const char *bytes, size_t n, const char *want_after_path)
+{
+	struct cxs_config *cfg = new_cfg();
+	char path[32], err[CXS_CONFIG_ERR_MAX] = "", want[CXS_CONFIG_ERR_MAX];
+	int rc;
+
+	write_tmp_bytes(path, bytes, n);
+	rc = cxs_config_load(cfg, path, err, sizeof(err));
+	unlink(path);
+	snprintf(want, sizeof(want), "%s%s", path, want_after_path);
+	ck_assert_int_eq(rc, -1);
 	ck_assert_str_eq(err, want);
+	/* nothing after the bad byte was applied */
+	ck_assert_uint_eq(cxs_config_uint(cfg, "engine", "ranks"), 4);
+	cxs_config_free(cfg);
+}
+
+#define NUL_MSG ": NUL byte at column %s: a configuration file is text (a binary file?)"
+#define CR_MSG ": carriage return at column %s that does not end the line: lines must end " \
+	       "in LF or CRLF (CR-only line endings, as classic Mac OS editors write, make " \
+	       "the file one long line)"
+
+START_TEST(nul_and_cr_refused)
+{
+	static const char nul[] = "[engine]\nranks = 1\00024\n";
+	static const char cr[] = "; a comment\r[engine]\rranks = 9\r";
+	char zeros[4096] = { 0 }, want[512];
+
+	snprintf(want, sizeof(want), ":2" NUL_MSG, "10");
+	bytes_error(nul, sizeof(nul) - 1, want);
+	snprintf(want, sizeof(want), ":1" NUL_MSG, "1");
+	bytes_error(zeros, sizeof(zeros), want);
+	snprintf(want, sizeof(want), ":1" CR_MSG, "12");
+	bytes_error(cr, sizeof(cr) - 1, want);
+	snprintf(want, sizeof(want), ":2" CR_MSG, "6");
+	bytes_error("[engine]\nranks\r= 9\n", 19, want);
+}
+END_TEST
+
+START_TEST(crlf_accepted)
+{
+	struct cxs_config *cfg = new_cfg();
+	char path[32], err[CXS_CONFIG_ERR_MAX] = "";
+	int rc = load_text(cfg, "[engine]\r\nranks = 9\r\n; note\r\n[cache]\r\nname = x\r\n", path,
+			   err);
+
+	unlink(path);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_eq(cxs_config_uint(cfg, "engine", "ranks"), 9);
+	ck_assert_str_eq(cxs_config_str(cfg, "cache", "name"), "x");
+	ck_assert_str_eq(cxs_config_origin(cfg, "engine", "ranks") + strlen(path), ":2");
+	cxs_config_free(cfg);
+}
+END_TEST
+
+START_TEST(devices_refused)
+{
+	struct cxs_config *cfg = new_cfg();
+	char err[CXS_CONFIG_ERR_MAX] = "";
+
+	ck_assert_int_eq(cxs_config_load(cfg, "/dev/zero", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "/dev/zero: not a regular file (a character device): a configuration "
+			      "is a file that every rank reads");
+	ck_assert_int_eq(cxs_config_load(cfg, "/dev/null", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "/dev/null: not a regular file (a character device): a configuration "
+			      "is a file that every rank reads");
+	cxs_config_free(cfg);
+}
+END_TEST
+
+/* A pipe whose writer writes is read whole (cat x.ini | cxlsim /dev/stdin). */
+START_TEST(fifo_with_writer_read)
+{
+	struct cxs_config *cfg = new_cfg();
+	char path[64] = "/tmp/cxs_cfg_fifo_XXXXXX", err[CXS_CONFIG_ERR_MAX] = ""; /* + "/f" */
+	static const char text[] = "[engine]\nranks = 7\n";
+	pid_t pid;
+	int rc;
+
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	strcat(path, "/f");
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY);
+
+		struct timespec ts = { 0, 100000000 };
+
+		nanosleep(&ts, NULL); /* the reader polls meanwhile */
+		_exit(fd >= 0 && write(fd, text, sizeof(text) - 1) == sizeof(text) - 1 ? 0 : 1);
+	}
+	rc = cxs_config_load(cfg, path, err, sizeof(err));
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_uint_eq(cxs_config_uint(cfg, "engine", "ranks"), 7);
+	cxs_config_free(cfg);
+}
+END_TEST
+
+START_TEST(utf8_values_and_messages)
+{
+	struct cxs_config *cfg = new_cfg();
+	char err[CXS_CONFIG_ERR_MAX] = "";
+
+	/* valid UTF-8 is a string like any other, and is echoed as it is */
+	ck_assert_int_eq(cxs_config_set(cfg, "cache.name=caf\xc3\xa9", err, sizeof(err)), 0);
+	ck_assert_str_eq(cxs_config_str(cfg, "cache", "name"), "caf\xc3\xa9");
+	ck_assert_int_eq(cxs_config_set(cfg, "cache.policy=\xc3\xa9", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "--set: cache.policy: expected one of wb|wt|none, got \"\xc3\xa9\"");
+	/* anything else is refused as a value, and escaped in the message */
+	ck_assert_int_eq(cxs_config_set(cfg, "cache.name=x\xff\xfey", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "--set: cache.name: expected UTF-8 text, got \"x\\xff\\xfey\"");
+	ck_assert_int_eq(cxs_config_set(cfg, "cache.policy=\xc0\xaf\xed\xa0\x80", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "--set: cache.policy: expected one of wb|wt|none, got "
+			      "\"\\xc0\\xaf\\xed\\xa0\\x80\"");
+	ck_assert_str_eq(cxs_config_str(cfg, "cache", "name"), "caf\xc3\xa9");
 	cxs_config_free(cfg);
 }
 END_TEST
@@ -978,6 +1119,11 @@ Suite *config_suite(void)
 	tcase_add_test(files, long_line);
 	tcase_add_test(files, comments_and_layout);
 	tcase_add_test(files, missing_file);
+	tcase_add_test(files, nul_and_cr_refused);
+	tcase_add_test(files, crlf_accepted);
+	tcase_add_test(files, devices_refused);
+	tcase_add_test(files, fifo_with_writer_read);
+	tcase_add_test(files, utf8_values_and_messages);
 	suite_add_tcase(s, files);
 
 	tcase_add_test(prec, override_and_origin);

@@ -7,7 +7,7 @@
  * counts, ragged vectors, chunked storage of a large one), /series (padding
  * of a node's short series), /failures rows; then the failure behaviour:
  * one-line messages naming the path (also for statistics the models laid out
- * inconsistently), no file and no .partial left behind, no leaked HDF5 ids,
+ * inconsistently), no file and no temporary file left behind, no leaked HDF5 ids,
  * and HDF5's automatic error printing restored afterwards.
  *
  * No MPI_Init: the writer uses the sec2 driver of Debian's parallel HDF5 build
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cxlsim/h5out.h"
+#include "cxlsim/publish.h"
 #include "cxlsim/stats.h"
 #include "unit_suites.h"
 
@@ -328,7 +329,7 @@ START_TEST(test_root_attrs)
 	double wall;
 
 	write_ok();
-	snprintf(partial, sizeof(partial), "%s.partial", fx.path);
+	snprintf(partial, sizeof(partial), "%s" CXS_PUBLISH_SUFFIX, fx.path);
 	ck_assert(exists(fx.path));
 	ck_assert(!exists(partial));
 	ck_assert_int_eq(dir_entries(fx.dir), 1);
@@ -853,7 +854,7 @@ START_TEST(test_replaces_old_file_and_stale_partial)
 	FILE *fp;
 	hid_t f;
 
-	snprintf(partial, sizeof(partial), "%s.partial", fx.path);
+	snprintf(partial, sizeof(partial), "%s" CXS_PUBLISH_SUFFIX, fx.path);
 	fp = fopen(partial, "w");
 	ck_assert_ptr_nonnull(fp);
 	fputs("stale", fp);
@@ -899,7 +900,7 @@ START_TEST(test_missing_directory)
 	void *data = NULL;
 
 	snprintf(path, sizeof(path), "%s/no/such/dir/out.h5", fx.dir);
-	snprintf(partial, sizeof(partial), "%s.partial", path);
+	snprintf(partial, sizeof(partial), "%s" CXS_PUBLISH_SUFFIX, path);
 	ck_assert_int_ge(H5Eset_auto2(H5E_DEFAULT, count_prints, &printed), 0);
 
 	ck_assert_int_eq(cxs_h5_write(path, &fx.rec, err, sizeof(err)), -1);
