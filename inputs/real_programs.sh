@@ -11,8 +11,10 @@
 # chosen so that a recording takes under a minute on this machine (2 cores)
 # and a replay on 16 CNs x 4 cores a few minutes; scale them with the
 # variables below. Each recipe's region of interest:
-#   redis      redis-server (4 I/O threads) under redis-benchmark (SET, GET from 16
-#              clients); from its first thread (the server's start-up is short)
+#   redis      redis-server under redis-benchmark (SET, GET from 16 clients); from
+#              its first thread (its background threads start at once). Not with
+#              --io-threads: Redis's I/O threads busy-wait for work, which under
+#              Valgrind (one thread at a time) is billions of spinning loads
 #   memcached  memcached -t 4 under memcslap (16 clients, set then get)
 #   sqlite     sqlite3 on a generated table of $SQLITE_ROWS rows: an index build and
 #              a grouped, ordered query with PRAGMA threads=4 (the sorter's workers);
@@ -42,27 +44,29 @@ wait_port() { # wait_port PORT: until something listens (a recorded server start
 }
 
 text_file() { # text_file PATH BYTES: compressible text, the same every time
-	[ -s "$1" ] || seq 1 10000000 | awk '{print $1, $1 * 7 % 1009, "lorem ipsum dolor"}' |
-		head -c "$2" >"$1"
+	[ -s "$1" ] || awk -v n="$2" 'BEGIN { for (i = 1; b < n; i++) {
+		s = i " " i * 7 % 1009 " lorem ipsum dolor"; b += length(s) + 1; print s } }' >"$1"
 }
 
 rec_redis() {
 	"$TRACE" record -o "$1" -- redis-server --port 6399 --save '' --appendonly no \
-		--io-threads 4 --io-threads-do-reads yes --protected-mode no >"$1.log" 2>&1 &
+		--protected-mode no >"$1.log" 2>&1 &
 	local rec=$!
 	wait_port 6399
-	redis-benchmark -p 6399 -n "$REDIS_REQUESTS" -c 16 -t set,get -q
+	redis-benchmark -p 6399 -n "$REDIS_REQUESTS" -c 16 -t set,get --csv >"$1.bench" 2>&1
+	cat "$1.bench"
 	redis-cli -p 6399 shutdown nosave || true
 	wait $rec || true
 }
 
 rec_memcached() {
-	"$TRACE" record -o "$1" -- memcached -t 4 -p 11299 -U 0 -u root -m 64 >"$1.log" 2>&1 &
+	# -c 256: Valgrind keeps file descriptors of its own, below memcached's default 1024
+	"$TRACE" record -o "$1" -- memcached -t 4 -c 256 -p 11299 -U 0 -u root -m 64 >"$1.log" 2>&1 &
 	local rec=$!
 	wait_port 11299
 	memcslap --servers=127.0.0.1:11299 --concurrency=16 --execute-number="$MEMC_OPS" --test=set
 	memcslap --servers=127.0.0.1:11299 --concurrency=16 --execute-number="$MEMC_OPS" --test=get
-	pkill -TERM -f "memcached -t 4 -p 11299" || true
+	pkill -TERM -P $rec || true # the recorder's child: valgrind running memcached
 	wait $rec || true
 }
 

@@ -744,7 +744,7 @@ END_TEST
 START_TEST(test_newer_version_and_unknown_flags_rejected)
 {
 	char path[PATH_LEN], err[ERR_LEN] = "";
-	uint8_t raw[24];
+	uint8_t raw[28] = { 0 }; /* a version 1 record, or (for version 3) 28 bytes */
 	struct build b = build_default;
 	uint64_t n;
 
