@@ -8,9 +8,9 @@
 #   inputs/real_programs.sh record OUT [NAME...]   record them (default: all)
 #
 # CXLSIM_TRACE is the recorder (default build/src/cxlsim-trace). Sizes are
-# chosen so that a recording takes under a minute on this machine (2 cores)
-# and a replay on 16 CNs x 4 cores a few minutes; scale them with the
-# variables below. Each recipe's region of interest:
+# chosen so that a recording (50-250 M instructions) takes under a minute on
+# this machine (2 cores) and a replay on 16 CNs x 4 cores a few minutes; scale
+# them with the variables below. Each recipe's region of interest:
 #   redis      redis-server under redis-benchmark (SET, GET from 16 clients); from
 #              its first thread (its background threads start at once). Not with
 #              --io-threads: Redis's I/O threads busy-wait for work, which under
@@ -27,10 +27,10 @@
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 TRACE=${CXLSIM_TRACE:-$SRC/build/src/cxlsim-trace}
-REDIS_REQUESTS=${REDIS_REQUESTS:-20000}
-MEMC_OPS=${MEMC_OPS:-2000}
-SQLITE_ROWS=${SQLITE_ROWS:-100000}
-PIGZ_BYTES=${PIGZ_BYTES:-4000000}
+REDIS_REQUESTS=${REDIS_REQUESTS:-10000}
+MEMC_OPS=${MEMC_OPS:-500}
+SQLITE_ROWS=${SQLITE_ROWS:-40000}
+PIGZ_BYTES=${PIGZ_BYTES:-1000000}
 ALL="redis memcached sqlite sng-memthrash sng-vm sng-stream sng-memcpy sng-malloc sysbench pigz zstd"
 PKGS="valgrind redis-server redis-tools memcached libmemcached-tools sqlite3 stress-ng sysbench pigz zstd"
 
@@ -114,7 +114,7 @@ record_one() {
 	sng-memthrash) rec_sng "$out/$name" memthrash --memthrash-ops 4 ;;
 	sng-vm) rec_sng "$out/$name" vm --vm-bytes 4M --vm-ops 2 ;;
 	sng-stream) rec_sng "$out/$name" stream --stream-l3-size 1M --stream-ops 2 ;;
-	sng-memcpy) rec_sng "$out/$name" memcpy --memcpy-ops 4 ;;
+	sng-memcpy) rec_sng "$out/$name" memcpy --memcpy-ops 2 ;;
 	sng-malloc) rec_sng "$out/$name" malloc --malloc-ops 20000 ;;
 	sysbench) rec_sysbench "$out/$name" ;;
 	pigz) rec_pigz "$out/$name" ;;
