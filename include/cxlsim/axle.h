@@ -44,6 +44,7 @@
 
 #include "cxlsim/config.h"
 #include "cxlsim/engine.h"
+#include "cxlsim/model.h"
 
 /* ---- ring buffers ------------------------------------------------------- */
 
@@ -105,20 +106,7 @@ int64_t cxs_axle_rx_consume(struct cxs_axle_ring_rx *r, uint64_t i);
 
 /* ---- the model ---------------------------------------------------------- */
 
-extern const struct cxs_cfg_key cxs_axle_keys[];
-extern const size_t cxs_axle_nkeys;
-
-struct cxs_axle_info {
-	uint32_t nnodes;
-	cxs_time lookahead; /* CXL.mem one way: axle.mem_rt / 2 */
-};
-
-/*
- * Reads and checks the [axle] keys and generates the workload's input (the
- * same on every rank, from the run seed). Errors name the key and its origin.
- */
-int cxs_axle_configure(const struct cxs_config *cfg, uint64_t seed, struct cxs_axle_info *out,
-		       char *err, size_t errlen);
-const struct cxs_node_type *cxs_axle_type_of(uint32_t node, void *ctx);
+/* Keys of [axle], configure, node types (model.h); src/axle/axle_model.c. */
+extern const struct cxs_model cxs_axle_model;
 
 #endif /* CXLSIM_AXLE_H */

@@ -3,9 +3,9 @@
  * and the home directories of memory nodes (MNs), as two state machines that
  * know nothing of MPI or of the engine's queues: they receive a message and
  * the current time, update their state, and emit messages through callbacks.
- * The node types (src/node) connect them to the engine and the fabric; the
- * unit tests connect them to each other directly and deliver messages in
- * chosen orders to force races.
+ * The node types (src/node/cn_node.c, mn_node.c) connect them to the engine
+ * through the node port (nport.h); the unit tests connect them to each other
+ * directly and deliver messages in chosen orders to force races.
  *
  * Protocol (MESI, blocking home, DIKTAMO §II-A / Sorin–Hill–Wood ch. 8):
  *
@@ -38,7 +38,7 @@
  * DATA_E and DATA_M carry the count. Together with a CN-local counter of the
  * writes made under the grant, (epoch, count) totally orders every write to
  * the line — the single write order that coherence promises — which is what
- * the random tester checks every load against (src/workload/random_tester.c).
+ * the random tester checks every load against (src/core/tester.c).
  */
 #ifndef CXLSIM_COHERENCE_H
 #define CXLSIM_COHERENCE_H
@@ -73,7 +73,7 @@ bool cxs_coh_has_data(uint32_t type);
 /* ---- home directory (one per MN) --------------------------------------- */
 
 enum cxs_home_state { CXS_D_I = 0, CXS_D_S, CXS_D_EM };
-enum cxs_home_busy { CXS_HB_NONE = 0, CXS_HB_INV, CXS_HB_RECALL };
+enum cxs_home_busy { CXS_HB_NONE = 0, CXS_HB_INV, CXS_HB_RECALL, CXS_HB_RECOVER };
 
 struct cxs_home_env {
 	void *ctx;
@@ -95,6 +95,9 @@ struct cxs_home {
 	cxs_time out_clock[CXS_MAX_CNS]; /* per destination: outputs to a CN leave in processing order */
 	uint64_t *busy_lines;     /* lines with a transaction in progress */
 	size_t nbusy, cap_busy;
+	uint64_t dead;            /* bit per CN: failed, and handled by cxs_home_cn_failed */
+	bool recover_owned;       /* a failed CN's lines wait for recovery (DIKTAMO) */
+	uint64_t dropped_from_dead; /* messages from failed CNs that arrived after that */
 	uint64_t *c_msgs_in[CXS_MSG_TYPE_COUNT];
 	uint64_t *c_queued, *c_dram_reads, *c_dram_writes, *c_invs_sent, *c_recalls;
 	struct cxs_hist *h_service_ps;
@@ -106,8 +109,11 @@ struct cxs_home_req {
 };
 
 struct cxs_home_entry {
+	uint64_t line;       /* the line this entry is for */
 	uint8_t state;       /* enum cxs_home_state */
 	uint8_t busy;        /* enum cxs_home_busy */
+	uint8_t req_dead;    /* the requester of the transaction in progress failed */
+	uint8_t recover;     /* busy RECALL: the recalled owner failed; waits for recovery */
 	uint16_t acks_left;
 	uint32_t owner;
 	uint64_t sharers;    /* bit per CN node id */
@@ -133,18 +139,58 @@ const struct cxs_home_entry *cxs_home_entry(const struct cxs_home *h, uint64_t l
 /* Memory contents of a line (zeros if never written). */
 void cxs_home_read(const struct cxs_home *h, uint64_t line, uint8_t out[CXS_LINE_BYTES]);
 /*
+ * CN `cn` failed (a fail-stop, DIKTAMO §III-B) and the switch has said so.
+ * Every line is left as if the CN had never held it: it leaves every sharer
+ * vector; a line it owned (E or M: the home cannot tell them apart) goes to I
+ * with its memory value as the line's value, and owned(ctx, line) reports it;
+ * a transaction waiting for its acknowledgement counts it as given; a recall
+ * it will never answer completes with the memory value (the line is reported
+ * as owned); a transaction it requested completes without a grant; its queued
+ * requests are dropped; the lines freed serve their waiting requests. From
+ * then on messages from it are dropped and counted (dropped_from_dead):
+ * everything it sent before its failure has arrived by the time the switch
+ * detects it (the caller's detection latency). Entries are visited in
+ * creation order, so the report is deterministic. 0, or -1 with a message
+ * (a bug: an inconsistent directory).
+ *
+ * With recover_owned (DIKTAMO, whose logs hold the lost writes) a line the
+ * CN owned does not take its memory value: it waits, I and busy RECOVER,
+ * with requests queued behind it — as does a recall it will never answer —
+ * until cxs_home_recovered gives it its recovered words.
+ */
+int cxs_home_cn_failed(struct cxs_home *h, cxs_time now, uint32_t cn,
+		       void (*owned)(void *ctx, uint64_t line), void *ctx, char *err,
+		       size_t errlen);
+/*
+ * Recovery's result for a line waiting after a failure (cxs_home_cn_failed
+ * with recover_owned): the words of `mask` (bit w: bytes 8w..8w+7) of data
+ * are written to memory — a DRAM write, also when the mask is 0 — and the
+ * line serves its queued requests (or a recall waiting on the failed owner
+ * completes with memory's value); *done: when the write is done. 0, or -1 with a message (the line was not
+ * waiting: a bug).
+ */
+int cxs_home_recovered(struct cxs_home *h, cxs_time now, uint64_t line,
+		       const uint8_t data[CXS_LINE_BYTES], uint8_t mask, cxs_time *done, char *err,
+		       size_t errlen);
+/* Directory entries (for recovery's traversal cost). */
+size_t cxs_home_entries(const struct cxs_home *h);
+
+/*
  * The oldest transaction in progress for longer than `timeout`, described in
  * buf (node, line, state, waiting for what); 0 if none.
  */
 int cxs_home_stuck(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
 		   size_t len);
+/* The same, and *awaited = the node that transaction waits for (UINT32_MAX: none). */
+int cxs_home_stuck_on(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
+		      size_t len, uint32_t *awaited);
 
 /* ---- compute node memory hierarchy (one per CN) ------------------------ */
 
 /*
  * A core's memory request. The memory system is the same whatever issues the
- * requests (the test cores now, the out-of-order core later): requests go in
- * through cxs_cn_request and come back through env.complete.
+ * requests (the random tester's cores, the out-of-order core, a DIKTAMO agent):
+ * requests go in through cxs_cn_request and come back through env.complete.
  */
 enum cxs_mem_op {
 	CXS_OP_LOAD = 0,
@@ -170,6 +216,7 @@ struct cxs_mem_req {
 	uint64_t tag;        /* the issuer's */
 	cxs_time issued;
 	uint32_t core;       /* index within the CN */
+	uint32_t repl;       /* DIKTAMO: the replication this store belongs to (0: none) */
 	uint8_t op;          /* enum cxs_mem_op */
 	uint8_t size;        /* 1, 2, 4 or 8, naturally aligned */
 	uint8_t flags;       /* CXS_REQ_* */
@@ -206,6 +253,14 @@ struct cxs_cn_env {
 	 * that performed loads out of order replays those to the line (TSO).
 	 */
 	void (*invalidated)(void *ctx, cxs_time t, uint32_t core, uint64_t line);
+	/*
+	 * Optional: a store of a replication (r->repl != 0, DIKTAMO) was
+	 * performed at t, as the `stamp`-th write of the line's order
+	 * (cxs_stamp), leaving `word` in its aligned 8-byte word. Called before
+	 * anything else can see the store.
+	 */
+	void (*replicated_write)(void *ctx, cxs_time t, const struct cxs_mem_req *r, uint64_t stamp,
+				 uint64_t word);
 };
 
 struct cxs_cn_params {
@@ -240,6 +295,17 @@ int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *
 int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr, bool write);
 /* Requests waiting for the protocol (MSHRs and write-backs in flight). */
 size_t cxs_cn_pending(const struct cxs_cn *cn);
+/*
+ * The CXL lines a CN holds, as a failure leaves them (a --fail run records
+ * them for the checks): every L3 line in S, E or M with its data (for M, the
+ * mask of words written under its grant and not yet sent to memory: what the
+ * failure loses), every line with a request waiting for the home, every line
+ * whose write-back is in flight. Deterministic order.
+ */
+enum cxs_cn_hold { CXS_HOLD_S, CXS_HOLD_E, CXS_HOLD_M, CXS_HOLD_PENDING, CXS_HOLD_WRITEBACK };
+typedef void cxs_cn_held_fn(void *ctx, uint64_t line, enum cxs_cn_hold how, const uint8_t *data,
+			    uint8_t unsaved_words);
+void cxs_cn_lines_held(const struct cxs_cn *cn, cxs_cn_held_fn *fn, void *ctx);
 /* The CN's protocol state of a line, for tests: "I", "S", "E", "M", "L" + transient. */
 const char *cxs_cn_line_state(const struct cxs_cn *cn, uint64_t line);
 /* Reads `size` bytes at addr as the CN sees them now (tests), if cached: 1, else 0. */

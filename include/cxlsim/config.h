@@ -135,4 +135,11 @@ char *cxs_config_dump(const struct cxs_config *cfg);
 /* Every registered key: section, key, type, default, range/choices and doc. */
 void cxs_config_help(const struct cxs_config *cfg, FILE *out);
 
+/* One table of keys, as the module that reads them exports it (model.h lists a model's). */
+struct cxs_key_table {
+	const struct cxs_cfg_key *keys;
+	size_t n;
+};
+#define CXS_KEY_TABLE(arr) { (arr), sizeof(arr) / sizeof((arr)[0]) }
+
 #endif /* CXLSIM_CONFIG_H */

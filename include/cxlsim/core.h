@@ -8,7 +8,8 @@
  * loads and stores through env.request, learns where a line is through
  * env.where, is told of completions (cxs_core_complete) and of lost lines
  * (cxs_core_invalidated), and asks to be woken at a time (env.wake). The
- * node glue (src/node/memsys.c) turns wakes and completions into events.
+ * CN node type (src/node/cn_node.c, workload.c) turns wakes and completions into
+ * events.
  *
  * The model, per core (all sizes configurable; defaults in brackets):
  *   - frontend: one instruction per cycle (non-memory instructions have CPI
@@ -49,8 +50,11 @@
 #include <stdint.h>
 
 #include "cxlsim/coherence.h"
+#include "cxlsim/config.h"
 #include "cxlsim/engine.h"
+#include "cxlsim/model.h"
 #include "cxlsim/kthread.h"
+#include "cxlsim/protocol.h"
 #include "cxlsim/stats.h"
 
 /*
@@ -72,17 +76,33 @@ struct cxs_core_params {
 	uint32_t rob, lq, sq, lfb;
 	uint8_t fault;        /* enum cxs_core_fault */
 	bool l1_prefetch, l2_prefetch;
-	bool write_through;   /* WT protocol for remote (CXL) stores */
+	uint8_t protocol;     /* enum cxs_protocol: how remote (CXL) stores reach memory */
+	bool commit_before_ack; /* fault injection (diktamo.fault): commit without the REPL_ACKs */
 	cxs_time cycle_ps;
 };
 
 void cxs_core_default_params(struct cxs_core_params *p);
+
+/*
+ * The [core] keys and the parameters they give (the caller sets cycle_ps and
+ * protocol, which come from the CN and the run). The enum order of
+ * core.fault is enum cxs_core_fault.
+ */
+extern const struct cxs_cfg_key cxs_core_keys[];
+extern const struct cxs_key_table cxs_core_key_table;
+void cxs_core_configure(const struct cxs_config *cfg, struct cxs_core_params *p);
 
 /* A store as the hooks see it (coalesced stores of one line: one per store). */
 struct cxs_sb_store {
 	uint64_t addr, value;
 	uint8_t size;
 	bool remote; /* CXL memory */
+};
+
+/* env.replicate's flags. */
+enum {
+	CXS_REPL_ATOMIC = 1,  /* an atomic, replicated alone before it is performed */
+	CXS_REPL_AT_HEAD = 2, /* sent with its group at the store-buffer head (or the window's) */
 };
 
 struct cxs_core_env {
@@ -95,6 +115,21 @@ struct cxs_core_env {
 	bool (*remote)(void *ctx, uint64_t addr);
 	/* Call cxs_core_step at time t (>= now). */
 	void (*wake)(void *ctx, uint32_t core, cxs_time t);
+	/*
+	 * DIKTAMO (the protocols that replicate remote stores): send a REPL of
+	 * the n stores (one line, coalesced) to the line's replicas; *id names
+	 * the replication, which cxs_core_replicated reports complete (all
+	 * REPL_ACKs in). The stores' later requests carry the id (r.repl), so
+	 * the CN sends the VALs when the group is performed. An atomic is
+	 * replicated alone, with its operand, before it is performed. flags:
+	 * CXS_REPL_*; a replication sent before its group reached the head
+	 * (DIKTAMO-proactive) may be refused by a full Logging Unit, which the
+	 * CN then asks again when the group reaches the head (repl_at_head).
+	 */
+	int (*replicate)(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
+			 uint32_t n, unsigned flags, uint32_t *id, char *err, size_t len);
+	/* Optional: the group of replication id, sent early, reached the head without its REPL_ACKs. */
+	void (*repl_at_head)(void *ctx, uint32_t core, cxs_time t, uint32_t id);
 	/* Optional hooks (NULL: nothing). */
 	void (*sb_enter)(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s);
 	bool (*sb_head)(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s, uint32_t n);
@@ -118,6 +153,8 @@ int cxs_core_complete(struct cxs_core *c, cxs_time now, const struct cxs_mem_req
 void cxs_core_invalidated(struct cxs_core *c, cxs_time now, uint64_t line);
 /* The protocol lets the held store-buffer head go (see env.sb_head). */
 int cxs_core_sb_release(struct cxs_core *c, cxs_time now, char *err, size_t errlen);
+/* Every REPL_ACK of replication `id` (env.replicate) is in. */
+int cxs_core_replicated(struct cxs_core *c, cxs_time now, uint32_t id, char *err, size_t errlen);
 
 bool cxs_core_done(const struct cxs_core *c);        /* program finished, buffers empty */
 bool cxs_core_failed(const struct cxs_core *c);      /* the program reported a wrong result */

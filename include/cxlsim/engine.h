@@ -26,6 +26,35 @@
  * itself with any delay >= 0. Model code never calls MPI. Events at or past
  * the run's end time are silently not scheduled (and counted).
  *
+ * Payloads. An event carries up to CXS_EVENT_PAYLOAD_MAX bytes inline, in the
+ * queue record itself; a larger payload (up to CXS_EVENT_PAYLOAD_BIG_MAX: a
+ * log dump, a recovery reply with its lines and values) travels out of line:
+ * the engine copies it into a buffer of its own, ships its real bytes in the
+ * batch when the destination lives on another rank, and frees it once the
+ * event has been handled. Handlers read either kind through cxs_event_data().
+ *
+ * Failures are exact fail-stops. A node that fails at T_f — killed with its
+ * rank (--kill NODE@T, or kill -9 from outside at any wall-clock moment) or
+ * failed inside a live process (--fail NODE@T) — has handled every event below
+ * T_f and none at or after it; every message it created while handling those
+ * events is delivered, and none created later is. For --kill and --fail, T_f is
+ * the given time exactly: every rank caps its bound there until the failure is
+ * applied. For a kill -9 from outside, the survivors agree on the last window
+ * reduction that some of them completed, w (membership.c): the dead rank took
+ * part in it, so it had finished window w and its batches of that window were
+ * announced and are delivered; whatever it did afterwards (its next window,
+ * its batches of that window, perhaps half sent) is dropped everywhere, and T_f
+ * is the dead rank's bound for window w — the start of the window it never
+ * finished. Survivors may already have handled events past T_f when they learn
+ * of it, so the notice reaches them at a time T_n >= T_f (the largest of their
+ * bounds), with every dead node's own T_f in it (struct cxs_failure_notice);
+ * for --kill and --fail, T_n = T_f. A model that reacts to a failure at
+ * T_f + a detection latency, never at T_n, therefore behaves the same in a
+ * kill -9 run as in a --fail run of the same node at the same T_f. The one
+ * inexact case is a batch announced in the agreed reduction that never
+ * arrives (its rank died before MPI delivered it): it is counted
+ * (engine/lost_batches) and warned about.
+ *
  * Synchronisation, membership after failures and output are described in
  * src/engine/engine.c, src/engine/membership.c and src/engine/reduce.c.
  */
@@ -35,6 +64,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cxlsim/stats.h"
 
@@ -46,8 +76,14 @@ typedef uint64_t cxs_time; /* picoseconds */
 #define CXS_PS_PER_MS UINT64_C(1000000000)
 #define CXS_PS_PER_S UINT64_C(1000000000000)
 
-/* Largest event payload, in bytes. Wire and queue records are fixed-size. */
-#define CXS_EVENT_PAYLOAD_MAX 96
+/*
+ * Largest payload carried inline in an event record, in bytes: a 16-byte
+ * message envelope and a 96-byte body (a coherence message with its line, an
+ * AXLE record). Queue records are fixed-size; larger payloads go out of line.
+ */
+#define CXS_EVENT_PAYLOAD_MAX 112
+/* Largest payload of one event at all (out of line): 64 MiB. */
+#define CXS_EVENT_PAYLOAD_BIG_MAX (UINT32_C(64) << 20)
 
 #define CXS_SRC_ENGINE UINT32_MAX
 
@@ -66,15 +102,36 @@ struct cxs_event {
 	uint32_t src;   /* source node, or CXS_SRC_ENGINE */
 	uint32_t dst;
 	uint32_t type;  /* model-defined */
-	uint32_t size;  /* payload bytes used */
+	uint32_t size;  /* payload bytes: inline in data up to CXS_EVENT_PAYLOAD_MAX,
+			   else data holds a pointer to them (cxs_event_data) */
 	unsigned char data[CXS_EVENT_PAYLOAD_MAX];
+};
+
+/* The payload of an event, inline or out of line; ev->size bytes. */
+static inline const void *cxs_event_data(const struct cxs_event *ev)
+{
+	if (ev->size <= CXS_EVENT_PAYLOAD_MAX)
+		return ev->data;
+	const void *p;
+	memcpy(&p, ev->data, sizeof p);
+	return p;
+}
+
+/* What a failure callback is told: the nodes that failed together, each with its T_f. */
+struct cxs_failure_notice {
+	const uint32_t *nodes;
+	const cxs_time *times; /* times[i]: the fail-stop time of nodes[i] (<= now) */
+	size_t n;
 };
 
 typedef int cxs_init_fn(struct cxs_lp *lp, void *state);
 typedef void cxs_event_fn(struct cxs_lp *lp, void *state, const struct cxs_event *ev);
-/* Called on every surviving node, at simulated time `when`, once per agreed failure. */
-typedef void cxs_failure_fn(struct cxs_lp *lp, void *state, const uint32_t *dead_nodes,
-			    size_t ndead, cxs_time failure_time);
+/*
+ * Called on every surviving node once per agreed failure, at the notice time
+ * T_n (cxs_now), which is at or after every dead node's own T_f (engine.h,
+ * "Failures are exact fail-stops").
+ */
+typedef void cxs_failure_fn(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f);
 /* Optional: a digest of the node's state, folded into the run checksum. */
 typedef uint64_t cxs_snapshot_fn(struct cxs_lp *lp, const void *state);
 typedef void cxs_finalize_fn(struct cxs_lp *lp, void *state);
@@ -94,9 +151,11 @@ typedef const struct cxs_node_type *cxs_type_of_fn(uint32_t node, void *ctx);
 
 enum cxs_mapping { CXS_MAP_BLOCK = 0, CXS_MAP_ROUND_ROBIN = 1 };
 
+/* An injected failure: the rank hosting node kills itself (--kill), or node alone fails-stop (--fail). */
 struct cxs_kill {
 	uint32_t node;
 	cxs_time time;
+	bool fail_only; /* --fail: the node stops, its process lives on */
 };
 
 #define CXS_MAX_KILLS 16
@@ -114,8 +173,13 @@ struct cxs_engine_config {
 	size_t nkills;
 	struct cxs_kill kills[CXS_MAX_KILLS];
 	cxs_type_of_fn *type_of;
-	void *type_ctx;
+	void *type_ctx;          /* the model's instance: cxs_lp_ctx() in every node */
 	const char *model;       /* recorded in the output */
+	/* Time series: every sample_interval of simulated time (0: off), the
+	 * counters that `sample` selects (cxs_stats_patterns_check); engine.c,
+	 * "Time series". Sampling creates no event and changes no checksum. */
+	cxs_time sample_interval;
+	const char *sample;
 };
 
 /* What a run reports back to the caller (valid on every surviving rank). */
@@ -163,13 +227,17 @@ uint32_t cxs_lp_count(const struct cxs_lp *lp);
 cxs_time cxs_lookahead(const struct cxs_lp *lp);
 cxs_time cxs_end_time(const struct cxs_lp *lp);
 struct cxs_stats *cxs_lp_stats(struct cxs_lp *lp);
+/* The model instance the run was configured with (cxs_engine_config.type_ctx). */
+void *cxs_lp_ctx(const struct cxs_lp *lp);
+/* Whether node is alive as this node knows it now (failures are learnt at T_n). */
 bool cxs_node_alive(const struct cxs_lp *lp, uint32_t node);
 
 /*
  * Sends an event to node dst at now + delay. Precondition: delay >= lookahead
  * and dst != this node (use cxs_schedule for self events); violating it is a
  * model bug and stops the run with the node, time and caller's file:line.
- * Sends to a dead node are dropped and counted.
+ * Sends to a dead node are dropped and counted. size may be up to
+ * CXS_EVENT_PAYLOAD_BIG_MAX (out of line beyond CXS_EVENT_PAYLOAD_MAX).
  */
 void cxs_send_at(struct cxs_lp *lp, uint32_t dst, cxs_time delay, uint32_t type,
 		 const void *data, uint32_t size, const char *file, int line);

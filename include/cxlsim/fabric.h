@@ -33,16 +33,20 @@
  * an 80-byte data message. An idle GETS + DATA round trip with the 20 ns
  * lookup is therefore 200.768 ns.
  *
- * Message registry: every message type has a name, a class and a fixed size on
- * the wire (the sizes and why are in src/fabric/fabric.c); traffic is counted
- * per port, in messages per type and bytes per class.
+ * Message registry: every message type has a name, a class and a default size
+ * on the wire (the sizes and why are in src/fabric/fabric.c); a message sized by
+ * its fields (a REPL of several coalesced words) says its own size. Traffic is
+ * counted per port, in messages per type and bytes per class. How node types
+ * send and receive through their port: include/cxlsim/nport.h.
  */
 #ifndef CXLSIM_FABRIC_H
 #define CXLSIM_FABRIC_H
 
 #include <stdint.h>
 
+#include "cxlsim/config.h"
 #include "cxlsim/engine.h"
+#include "cxlsim/model.h"
 #include "cxlsim/stats.h"
 
 enum cxs_msg_class {
@@ -68,7 +72,7 @@ enum cxs_msg_type {
 	/* DMA */
 	CXS_MSG_DMA_WRITE,
 	/* DIKTAMO */
-	CXS_MSG_REPL, CXS_MSG_REPL_ACK, CXS_MSG_VAL, CXS_MSG_LOG_DUMP,
+	CXS_MSG_REPL, CXS_MSG_REPL_ACK, CXS_MSG_VAL, CXS_MSG_LOG_DUMP, CXS_MSG_LOG_SYNC,
 	/* recovery */
 	CXS_MSG_INTERRUPT, CXS_MSG_INTERRUPT_RESP, CXS_MSG_INIT_RECOV, CXS_MSG_FETCH_LATEST,
 	CXS_MSG_FETCH_LATEST_RESP, CXS_MSG_INIT_RECOV_RESP, CXS_MSG_RECOV_END,
@@ -94,9 +98,17 @@ struct cxs_fabric_params {
 	cxs_time link_latency;      /* node <-> switch, one way */
 	cxs_time switch_latency;    /* input to output port, head of message */
 	uint64_t link_bytes_per_s;  /* per link and direction; > 0 */
+	cxs_time detect_latency;    /* a node's failure to the switch setting its Viral_Status bit */
+	cxs_time repl_jitter;       /* adaptive routing of class repl: extra flight up to this */
 };
 
 void cxs_fabric_default(struct cxs_fabric_params *p);
+
+/* The [fabric] keys (link_latency, switch_latency, link_gbps) and the parameters they give. */
+extern const struct cxs_cfg_key cxs_fabric_keys[];
+extern const struct cxs_key_table cxs_fabric_key_table;
+int cxs_fabric_configure(const struct cxs_config *cfg, struct cxs_fabric_params *p, char *err,
+			 size_t errlen);
 /* 2 x link + switch: the smallest delay cxs_port_send returns, the lookahead. */
 cxs_time cxs_fabric_min_latency(const struct cxs_fabric_params *p);
 /*
@@ -140,5 +152,11 @@ cxs_time cxs_port_send(struct cxs_port *port, const struct cxs_fabric_params *p,
  */
 cxs_time cxs_port_receive(struct cxs_port *port, const struct cxs_fabric_params *p,
 			  cxs_time arrival, enum cxs_msg_type t);
+
+/* The same for a message of `bytes` on the wire (one sized by its fields, not the registry). */
+cxs_time cxs_port_send_bytes(struct cxs_port *port, const struct cxs_fabric_params *p,
+			     cxs_time now, enum cxs_msg_type t, uint32_t bytes);
+cxs_time cxs_port_receive_bytes(struct cxs_port *port, const struct cxs_fabric_params *p,
+				cxs_time arrival, enum cxs_msg_type t, uint32_t bytes);
 
 #endif /* CXLSIM_FABRIC_H */

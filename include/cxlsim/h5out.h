@@ -1,42 +1,70 @@
 /*
- * h5out.h — one HDF5 file per run.
+ * h5out.h — one HDF5 file per run, format 2 (column-wise statistics).
  *
  * The engine gathers everything a run produced onto one surviving rank (the
  * lowest alive) and that rank alone writes the file with the serial HDF5 API;
  * nothing here is collective, so a rank that died cannot hang the writer.
- * The file is written to "<path>.partial" and renamed to <path> only when it
- * is complete, so a file under the final name is never half-written. Whether
- * the *run* completed is the root attribute `status`.
+ * The file is written under a temporary name ("<path>.partial") and renamed
+ * to <path> only when it is complete, so a file under the final name is never
+ * half-written. Whether the *run* completed is the root attribute `status`.
  *
- * Layout (documented for users in README.md, "Output"):
+ * Layout (documented for users in README.md, "Output"; R rows, S samples):
  *
- *   /                       attrs: format_version, cxlsim_version, command_line,
- *                                  config (INI text), nranks, nnodes, status,
- *                                  exit_status, checksum, end_time_ps,
- *                                  final_time_ps, wall_seconds, seed, model
+ *   /                       attrs: format_version = 2, cxlsim_version,
+ *                                  command_line, config (INI text), nranks,
+ *                                  nnodes, status, exit_status, checksum,
+ *                                  end_time_ps, final_time_ps, wall_seconds,
+ *                                  seed, model
  *   /engine/<figure>        1-D dataset over ranks (events, windows, sync_wall_s,
  *                           idle_wall_s, ...), attrs units, description
  *   /nodes/type             1-D string dataset: node type per node id
  *   /nodes/alive            1-D uint8: 0 for nodes that died
  *   /nodes/rank             1-D uint32: hosting rank per node
- *   /nodes/<id>/<component>/<counter>   scalar uint64, attrs units, description
- *   /nodes/<id>/<component>/<hist>      1-D uint64 buckets, attrs units,
- *                           description, count, sum, min, max, bucket_rule
+ *   /stats/<group>/         attr instanced (uint8: rows are instances "<group><index>")
+ *       node                uint32[R]: node id of each row
+ *       index               uint32[R]: instance within the node (0 when not instanced)
+ *       <counter>           uint64[R], attrs units, description [, absent_rows]
+ *       <hist>/             attrs kind = "histogram", units, description,
+ *                           bucket_rule, nbuckets [, absent_rows]
+ *           buckets         uint64[R, nbuckets]
+ *           count, sum, min, max   uint64[R]
+ *           nbuckets        uint32[R], only when rows have different counts
+ *       <vector>/           attrs kind = "vector", units, description [, absent_rows]
+ *           values          uint64[total]: every row's values, concatenated
+ *           offsets         uint64[R + 1]: row r is values[offsets[r]:offsets[r+1]]
+ *   /series/                only when sampling; attr interval_ps
+ *       time_ps             uint64[S]: 0, I, 2I, ... (I = output.sample_interval)
+ *       <group>/            attr instanced; node, index as in /stats (the rows
+ *                           that have a sampled counter)
+ *           <counter>       uint64[R, S], attrs units, description [, absent_rows]
  *   /failures               compound table: node, rank, time_ps, detected_wall_s,
  *                           epoch, cause (may have 0 rows)
  *
  * Details a reader relies on:
- *   - <id> is the node id zero-padded to 4 digits ("/nodes/0007"). Every node
- *     has a group; it is empty when the node's statistics died with its rank.
+ *   - A group is a component ("port", "l1") or, for components declared with
+ *     cxs_stats_instance, their group ("core" for core0, core1, ...). Rows are
+ *     ordered by node id, then index. Only nodes whose statistics reached the
+ *     writer have rows: a node that died with its rank has none; one failed
+ *     with --fail keeps its rows as they were when it failed (/nodes/alive
+ *     tells them apart).
+ *   - A row that lacks a statistic reads 0 (an empty range for a vector) and
+ *     the statistic's attribute absent_rows (uint32[]) lists those rows; it is
+ *     there only when some row lacks it.
+ *   - Groups and columns are listed in link creation order, which is the order
+ *     of first registration scanning nodes by id (h5py honours it).
+ *   - Series sample k is each counter's value after every event of its node
+ *     before time k * I (engine.c, "Time series"); S = final_time_ps / I + 2,
+ *     so the last sample holds the final values.
  *   - Strings (attributes, /nodes/type, failures.cause) are variable-length
  *     UTF-8; a NULL string in the record is written as "".
  *   - Numbers are little-endian: format_version, nranks, nnodes uint32;
  *     exit_status int32; checksum, seed, *_time_ps uint64; wall_seconds f64;
  *     failures: node, rank, epoch uint32, time_ps uint64, detected_wall_s f64.
- *   - Node and component groups track link creation order, so h5py lists
- *     counters in registration order.
  *   - Histogram attribute bucket_rule is the text
  *     "bucket 0: value 0; bucket i>=1: [2^(i-1), 2^i)".
+ *   - Datasets of 64 KiB or more are chunked with shuffle + deflate (any HDF5
+ *     reader decodes them); smaller ones are contiguous. The file uses the
+ *     HDF5 1.8 object format.
  */
 #ifndef CXLSIM_H5OUT_H
 #define CXLSIM_H5OUT_H
@@ -94,6 +122,13 @@ struct cxs_run_record {
 
 	size_t nfailures;
 	const struct cxs_failure_record *failures;
+
+	/*
+	 * Time series: the interval the nodes sampled at (0: none, no /series).
+	 * The writer derives the sample count from final_time_ps and pads each
+	 * node's samples with its last one (see /series above).
+	 */
+	uint64_t sample_interval_ps;
 
 	/*
 	 * Optional: called between nodes while the file is written, so that the

@@ -109,6 +109,7 @@ const struct cxs_kernel *cxs_kernel_find(const char *name);
 /* The trace kernel's [trace] keys (trace_program.c), registered by the application. */
 extern const struct cxs_cfg_key cxs_trace_replay_keys[];
 extern const size_t cxs_trace_replay_nkeys;
+extern const struct cxs_key_table cxs_trace_replay_key_table;
 void cxs_kimage_free(struct cxs_kimage *img);
 
 /* ---- the program side ---------------------------------------------------- */
@@ -144,13 +145,25 @@ uint64_t cxs_kt_fetch_add(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64
 void cxs_kt_fence(struct cxs_kt *kt);
 void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions);
 
-/* A lock word (8 bytes, its own line is best): 0 free, 1 held. */
-void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr);
+/*
+ * A lock word (8 bytes, its own line is best): 0 free, else the holder's
+ * thread id + 1. A lock whose holder is a dead thread (failed_cns) is taken
+ * over as if free — the swap that takes it returns the dead holder — and
+ * the call returns true: the critical section the dead thread left may be
+ * half done, and the caller may repair what it protects (robust mutexes'
+ * EOWNERDEAD). Otherwise false.
+ */
+bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr);
 void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr);
 /*
  * A barrier of n threads at addr: 16 bytes (count word, then sense word),
  * zero-initialised, reusable. Each thread keeps its own sense (in its
- * context), so one barrier object serves any number of episodes.
+ * context), so one barrier object serves any number of episodes. With up
+ * to 64 threads (ids 0 .. n-1) the count word is a mask of the threads
+ * arrived (each adds its own bit), so that after a failure the barrier
+ * shrinks to the live threads: the episode ends when every live thread has
+ * arrived, whether the dead ones had or not, and a waiting thread that
+ * learns of a failure looks again (the lowest live one releases).
  */
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n);
 
@@ -168,7 +181,12 @@ const uint8_t *cxs_kt_reference(const struct cxs_kt *kt);
  * stops the run (cxs_kt_fail). Does nothing without a reference.
  */
 void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len);
-/* Stops the run: the workload found a wrong result. Does not return. */
+/*
+ * Stops the run: the workload found a wrong result. Does not return. After
+ * a failure (failed_cns) the program's checks are waived — a kernel whose
+ * result needs all threads cannot produce it — and the thread just ends;
+ * cxs_kt_waived says how many checks were, and the first one's message.
+ */
 void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 /* Adds to a per-thread result counter (stored in HDF5 as workload/<name>). */
@@ -235,6 +253,16 @@ struct cxs_kt_params {
 	uint32_t id;
 	uint64_t shared_base, private_base;
 	size_t stack_bytes;       /* 0: 256 KiB */
+	/*
+	 * The runtime's view of failed CNs (bit per CN; NULL: none ever), which
+	 * the CN's node updates when it learns of a failure (after recovery
+	 * under DIKTAMO); thread t is on CN t / cores_per_cn. With it, locks
+	 * held by dead threads are taken over, barriers shrink to the live
+	 * threads, and the program's own checks are waived (the run's golden
+	 * image check replaces them): see cxs_kt_lock, cxs_kt_barrier.
+	 */
+	const uint64_t *failed_cns;
+	uint32_t cores_per_cn;
 };
 
 /* NULL with a message when out of memory. */
@@ -250,6 +278,12 @@ void cxs_kt_loaded(struct cxs_kt *kt, uint32_t h, uint64_t value);
 /* Has handle h's value been given (cxs_kt_loaded)? */
 bool cxs_kt_ready(const struct cxs_kt *kt, uint32_t h);
 const char *cxs_kt_error(const struct cxs_kt *kt);
+/* Checks waived after a failure (cxs_kt_fail, cxs_kt_check_words), and the first one's message. */
+uint64_t cxs_kt_waived(const struct cxs_kt *kt, const char **first);
+/* The failed CNs the runtime knows of (bit per CN; 0: none). */
+uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt);
+/* Locks this thread took over from dead holders. */
+uint64_t cxs_kt_takeovers(const struct cxs_kt *kt);
 /* Result counters: the i-th name and its value; NULL past the last. */
 const char *cxs_kt_result_at(const struct cxs_kt *kt, size_t i, uint64_t *value);
 
@@ -260,5 +294,20 @@ const char *cxs_kt_result_at(const struct cxs_kt *kt, size_t i, uint64_t *value)
  */
 int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 		      uint8_t **final_image, char *err, size_t errlen);
+/* The same, also giving each thread's count of memory operations (mem_ops[nthreads]). */
+int cxs_kt_run_native_ops(const struct cxs_kernel *k, const struct cxs_kimage *img,
+			  uint8_t **final_image, uint64_t *mem_ops, char *err, size_t errlen);
+/* Loads, stores and atomics the program has issued so far (either backend). */
+uint64_t cxs_kt_mem_ops(const struct cxs_kt *kt);
+
+/* What a thread spins on now, if anything (failure reports, recovery). */
+enum cxs_kt_wait_kind { CXS_KT_NO_WAIT = 0, CXS_KT_WAIT_LOCK, CXS_KT_WAIT_BARRIER };
+struct cxs_kt_wait {
+	enum cxs_kt_wait_kind kind;
+	uint64_t addr;   /* the lock word or barrier */
+	uint32_t n;      /* barrier: its thread count */
+	uint32_t holder; /* lock: the thread last seen holding it (UINT32_MAX: not seen yet) */
+};
+void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w);
 
 #endif /* CXLSIM_KTHREAD_H */

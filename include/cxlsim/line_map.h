@@ -20,6 +20,7 @@ struct cxs_line_map {
 	uint32_t *slots;     /* record index per table entry */
 	size_t cap, n;       /* table capacity (power of two), records */
 	unsigned char **chunks;
+	uint64_t **chunk_keys; /* per chunk: its records' keys */
 	size_t nchunks;
 };
 
@@ -31,5 +32,7 @@ void *cxs_line_map_find(const struct cxs_line_map *m, uint64_t key);
 void *cxs_line_map_get(struct cxs_line_map *m, uint64_t key, int *created);
 /* Records in creation order, 0 .. m->n - 1 (deterministic, unlike the table). */
 void *cxs_line_map_at(const struct cxs_line_map *m, size_t idx);
+/* The key of record idx (creation order). */
+uint64_t cxs_line_map_key_at(const struct cxs_line_map *m, size_t idx);
 
 #endif /* CXLSIM_LINE_MAP_H */

@@ -23,8 +23,8 @@
  * end_time 5 ms here. A delay is rounded to the nearest picosecond, a
  * resolution of 1e-6 units, far below any mean a benchmark uses.
  *
- * Configuration is read once, before the run, into process-wide parameters
- * (cxs_phold_configure): node callbacks receive no context pointer, and every
+ * Configuration is read once, before the run, into the model's instance
+ * (cxs_phold_model.configure), which every LP reads through cxs_lp_ctx; every
  * rank reads the same configuration, so every LP sees the same values.
  */
 #ifndef CXLSIM_PHOLD_H
@@ -35,12 +35,12 @@
 
 #include "cxlsim/config.h"
 #include "cxlsim/engine.h"
+#include "cxlsim/model.h"
 
 #define CXS_PHOLD_PS_PER_UNIT UINT64_C(1000000) /* picoseconds per PHOLD time unit */
 
 /* The keys of section [phold]: mean, lookahead, remote, lps. */
 extern const struct cxs_cfg_key cxs_phold_keys[];
-extern const size_t cxs_phold_nkeys;
 
 /* The parameters of a PHOLD run, converted to engine units. */
 struct cxs_phold_params {
@@ -51,15 +51,14 @@ struct cxs_phold_params {
 };
 
 /*
- * Reads section [phold] of cfg (whose keys must be registered), checks that
- * mean >= lookahead, and makes the result the parameters every PHOLD node
- * uses; *out, if not NULL, receives a copy. Returns 0, or -1 with a one-line
- * message naming the keys and where their values came from.
+ * Reads section [phold] of cfg (whose keys must be registered) into *out and
+ * checks that mean >= lookahead. Returns 0, or -1 with a one-line message
+ * naming the keys and where their values came from.
  */
 int cxs_phold_configure(const struct cxs_config *cfg, struct cxs_phold_params *out, char *err,
 			size_t errlen);
 
-/* The PHOLD node type. Precondition: cxs_phold_configure succeeded. */
-const struct cxs_node_type *cxs_phold_type(void);
+/* The model (model.h): its keys, configure and node type. */
+extern const struct cxs_model cxs_phold_model;
 
 #endif /* CXLSIM_PHOLD_H */

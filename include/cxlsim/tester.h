@@ -26,7 +26,7 @@
  *
  * These checks are local to a core: a CN that keeps a stale copy keeps
  * returning the same old value, which none of them can see. The exact check
- * (tester.exact_check, src/node/memsys.c) closes that gap: with every CN in
+ * (tester.exact_check, src/node/exact_check.c) closes that gap: with every CN in
  * one process it compares every load of CXL memory with the latest write
  * performed before it in simulated time. The tests run it at np = 1 and
  * require np = 6 to reproduce the same run; coherence.checker_can_fail injects
@@ -38,7 +38,9 @@
 #include <stdint.h>
 
 #include "cxlsim/coherence.h"
+#include "cxlsim/config.h"
 #include "cxlsim/engine.h"
+#include "cxlsim/model.h"
 
 #define CXS_TESTER_HISTORY 32
 #define CXS_TESTER_MAX_COUNTERS 8
@@ -73,6 +75,12 @@ struct cxs_tester {
 	uint64_t *c_rmw_n[CXS_TESTER_MAX_COUNTERS], *c_rmw_sum[CXS_TESTER_MAX_COUNTERS],
 		*c_rmw_sumsq[CXS_TESTER_MAX_COUNTERS];
 };
+
+/* The [tester] keys and the parameters they give (the caller sets the two bases). */
+extern const struct cxs_cfg_key cxs_tester_keys[];
+extern const struct cxs_key_table cxs_tester_key_table;
+int cxs_tester_configure(const struct cxs_config *cfg, struct cxs_tester_params *p, char *err,
+			 size_t errlen);
 
 int cxs_tester_init(struct cxs_tester *t, const struct cxs_tester_params *p, uint32_t node,
 		    uint32_t core, struct cxs_stats *st);

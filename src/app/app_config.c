@@ -11,13 +11,20 @@
  *                   wait a whole scheduler round of its neighbours before it
  *                   runs; short enough that a killed rank is noticed quickly
  *
+ *   sample_interval 0   time series cost memory on every node (8 bytes per
+ *                   selected counter per sample): only when asked for
+ *
  * The enum choices' order is part of app_config_priv.h (enum app_mapping ...).
  */
 #include "app_config_priv.h"
 
+#include "cxlsim/engine.h"
+#include "cxlsim/errmsg.h"
+#include "cxlsim/stats.h"
+
 const struct cxs_cfg_key cxs_app_keys[] = {
 	{ .section = "engine", .key = "model", .type = CXS_CFG_ENUM, .def = "phold",
-	  .choices = "phold|memsys|axle",
+	  .choices = APP_MODEL_CHOICES,
 	  .doc = "Which model every node runs (--model)." },
 	{ .section = "engine", .key = "end_time", .type = CXS_CFG_TIME, .def = "5ms",
 	  .doc = "Simulated time at which the run ends; events at or past it are not "
@@ -44,9 +51,43 @@ const struct cxs_cfg_key cxs_app_keys[] = {
 	  .min = 0.01, .max = 86400.0 },
 	{ .section = "output", .key = "file", .type = CXS_CFG_STRING, .def = "cxlsim-out.h5",
 	  .doc = "HDF5 file the run writes (--output); written as FILE.partial, then renamed." },
+	{ .section = "output", .key = "sample_interval", .type = CXS_CFG_TIME, .def = "0",
+	  .doc = "Time series: sample the counters output.sample selects every this much "
+		 "simulated time into /series of the output (0: no time series)." },
+	{ .section = "output", .key = "sample", .type = CXS_CFG_STRING, .def = "",
+	  .doc = "Time series: which counters, as component/name globs separated by spaces, "
+		 "e.g. \"port/tx_bytes_repl l1/misses\" (*/* for all); needs "
+		 "output.sample_interval." },
 	{ .section = "output", .key = "log_level", .type = CXS_CFG_ENUM, .def = "warn",
 	  .choices = "error|warn|info|debug",
 	  .doc = "Least severe log messages printed on stderr; -v and -vv raise it to info "
 		 "and debug." },
 };
 const size_t cxs_app_nkeys = sizeof(cxs_app_keys) / sizeof(cxs_app_keys[0]);
+
+int app_sampling_configure(const struct cxs_config *cfg, struct cxs_engine_config *e, char *err,
+			   size_t errlen)
+{
+	const char *sample = cxs_config_str(cfg, "output", "sample");
+	cxs_time interval = cxs_config_time_ps(cfg, "output", "sample_interval");
+	char why[200];
+
+	if (interval == 0) {
+		if (sample[0] != '\0') {
+			cxs_set_err(err, errlen, "%s: output.sample: is set, but output.sample_interval "
+				    "is 0 (from %s); set an interval such as 1us to sample",
+				    cxs_config_origin(cfg, "output", "sample"),
+				    cxs_config_origin(cfg, "output", "sample_interval"));
+			return -1;
+		}
+		return 0;
+	}
+	if (cxs_stats_patterns_check(sample, why, sizeof(why)) != 0) {
+		cxs_set_err(err, errlen, "%s: output.sample: %s",
+			    cxs_config_origin(cfg, "output", "sample"), why);
+		return -1;
+	}
+	e->sample_interval = interval;
+	e->sample = sample;
+	return 0;
+}

@@ -42,13 +42,11 @@
 
 #include "app_config_priv.h"
 #include "cxlsim/errmsg.h"
-#include "cxlsim/axle.h"
 #include "cxlsim/config.h"
 #include "cxlsim/engine.h"
 #include "cxlsim/h5out.h"
-#include "cxlsim/memsys.h"
 #include "cxlsim/kthread.h"
-#include "cxlsim/phold.h"
+#include "cxlsim/model.h"
 #include "rank_map_priv.h"
 
 #ifndef CXLSIM_VERSION
@@ -67,11 +65,12 @@ struct assignment {
 	char *text;
 };
 
-/* A --kill before validation: the node, the time, and the argument as typed. */
+/* A --kill or --fail before validation: the node, the time, and the argument as typed. */
 struct kill_arg {
 	uint32_t node;
 	cxs_time time;
 	const char *arg;
+	bool fail_only; /* --fail */
 };
 
 struct options {
@@ -92,7 +91,8 @@ struct app {
 	char *command_line;
 	struct cxs_config *cfg;
 	struct cxs_config *scratch; /* parses --kill times as the config parses times */
-	struct cxs_phold_params phold;
+	const struct cxs_model *model;
+	struct cxs_model_run run;   /* what the model's configure built (run.ctx: its instance) */
 	struct cxs_engine_config ecfg;
 	uint32_t *rank_map;         /* mapping = explicit only */
 	const char *output_path;
@@ -121,9 +121,16 @@ static const char usage_text[] =
 	"                           2ms or 150ns; a bare number is ps); repeatable, at\n"
 	"                           most 16. Launch with mpi-configs/cxlsim-mpirun\n"
 	"                           (mpirun --enable-recovery ...) so survivors go on\n"
+	"  --fail NODE@TIME         NODE fail-stops at simulated TIME exactly, as under\n"
+	"                           --kill, but its process lives on (also at -np 1, and\n"
+	"                           for a node that shares its rank); repeatable, --kill\n"
+	"                           and --fail together at most 16\n"
 	"  -o, --output PATH        HDF5 output file, = --set output.file=PATH\n"
 	"  --seed N                 run seed, = --set engine.seed=N\n"
 	"  --end TIME               simulated end time, = --set engine.end_time=TIME\n"
+	"  --snapshot-at TIME       memory system: every node writes its part of the coherent\n"
+	"                           image of CXL memory at TIME, = --set image.snapshot_at=TIME\n"
+	"                           (analysis/cxlsim-imagediff compares images)\n"
 	"  -q, --quiet              no progress line\n"
 	"  -v, --verbose            log at level info; -vv (or twice) at level debug\n"
 	"  --help-config            list every configuration key, its type, default and\n"
@@ -228,8 +235,9 @@ static int add_set(struct options *o, const char *opt, const char *key, const ch
 }
 
 /* Parses "NODE@TIME"; the time through the scratch config, as a time key would. */
-static int parse_kill(struct app *app, const char *arg, char *err, size_t errlen)
+static int parse_kill(struct app *app, const char *opt, const char *arg, char *err, size_t errlen)
 {
+	bool fail_only = strcmp(opt, "--fail") == 0;
 	static const struct cxs_cfg_key time_key = {
 		.section = "kill", .key = "time", .type = CXS_CFG_TIME, .def = "0",
 	};
@@ -242,29 +250,30 @@ static int parse_kill(struct app *app, const char *arg, char *err, size_t errlen
 	int rc;
 
 	if (o->nkills == CXS_MAX_KILLS) {
-		cxs_set_err(err, errlen, "--kill %s: at most %d kills per run", arg, CXS_MAX_KILLS);
+		cxs_set_err(err, errlen, "%s %s: at most %d kills and fails per run", opt, arg,
+			    CXS_MAX_KILLS);
 		return -1;
 	}
 	if (at == NULL || arg[0] < '0' || arg[0] > '9') {
-		cxs_set_err(err, errlen, "--kill: expected NODE@TIME such as 3@2ms, got \"%s\"", arg);
+		cxs_set_err(err, errlen, "%s: expected NODE@TIME such as 3@2ms, got \"%s\"", opt, arg);
 		return -1;
 	}
 	node = strtoull(arg, &end, 10);
 	if (end != at || node >= UINT32_MAX) {
-		cxs_set_err(err, errlen, "--kill: expected NODE@TIME such as 3@2ms, got \"%s\"", arg);
+		cxs_set_err(err, errlen, "%s: expected NODE@TIME such as 3@2ms, got \"%s\"", opt, arg);
 		return -1;
 	}
 	if (app->scratch == NULL) {
 		app->scratch = cxs_config_new();
 		if (app->scratch == NULL ||
 		    cxs_config_register(app->scratch, &time_key, 1, sub, sizeof(sub)) != 0) {
-			cxs_set_err(err, errlen, "--kill: out of memory");
+			cxs_set_err(err, errlen, "%s: out of memory", opt);
 			return -1;
 		}
 	}
 	assignment = malloc(strlen("kill.time=") + strlen(at + 1) + 1);
 	if (assignment == NULL) {
-		cxs_set_err(err, errlen, "--kill: out of memory");
+		cxs_set_err(err, errlen, "%s: out of memory", opt);
 		return -1;
 	}
 	strcpy(stpcpy(assignment, "kill.time="), at + 1);
@@ -274,9 +283,10 @@ static int parse_kill(struct app *app, const char *arg, char *err, size_t errlen
 		const char *what = strncmp(sub, prefix, strlen(prefix)) == 0 ? sub + strlen(prefix)
 									   : sub;
 
-		cxs_set_err(err, errlen, "--kill %s: %s", arg, what);
+		cxs_set_err(err, errlen, "%s %s: %s", opt, arg, what);
 		return -1;
 	}
+	o->kills[o->nkills].fail_only = fail_only;
 	o->kills[o->nkills].node = (uint32_t)node;
 	o->kills[o->nkills].time = cxs_config_time_ps(app->scratch, "kill", "time");
 	o->kills[o->nkills].arg = arg;
@@ -299,7 +309,9 @@ static const struct {
 	{ "--output", "output.file" },
 	{ "--seed", "engine.seed" },
 	{ "--end", "engine.end_time" },
+	{ "--snapshot-at", "image.snapshot_at" },
 	{ "--kill", NULL },
+	{ "--fail", NULL },
 };
 
 /* Whether the first len characters of a are an option without a value. */
@@ -411,7 +423,7 @@ static int parse_args(struct app *app, int argc, char **argv, char *err, size_t 
 			value = argv[++i];
 		}
 		if (key == NULL) {
-			if (parse_kill(app, value, err, errlen) != 0)
+			if (parse_kill(app, name, value, err, errlen) != 0)
 				return -1;
 		} else if (add_set(o, name, key, value, err, errlen) != 0) {
 			return -1;
@@ -451,13 +463,15 @@ static int parse(struct app *app, int argc, char **argv, char *err, size_t errle
 		cxs_set_err(err, errlen, "out of memory");
 		return -1;
 	}
-	if (cxs_config_register(app->cfg, cxs_app_keys, cxs_app_nkeys, err, errlen) != 0 ||
-	    cxs_config_register(app->cfg, cxs_phold_keys, cxs_phold_nkeys, err, errlen) != 0 ||
-	    cxs_config_register(app->cfg, cxs_memsys_keys, cxs_memsys_nkeys, err, errlen) != 0 ||
-	    cxs_config_register(app->cfg, cxs_axle_keys, cxs_axle_nkeys, err, errlen) != 0 ||
-	    cxs_config_register(app->cfg, cxs_trace_replay_keys, cxs_trace_replay_nkeys, err,
-				errlen) != 0)
+	if (cxs_config_register(app->cfg, cxs_app_keys, cxs_app_nkeys, err, errlen) != 0)
 		return -1;
+	/* Every model's keys, so that --help-config lists them all and any file reads. */
+	for (size_t m = 0; cxs_models[m] != NULL; m++) {
+		for (const struct cxs_key_table *const *t = cxs_models[m]->keys; *t != NULL; t++) {
+			if (cxs_config_register(app->cfg, (*t)->keys, (*t)->n, err, errlen) != 0)
+				return -1;
+		}
+	}
 	if (o->action != ACT_RUN)
 		return 0;
 	for (size_t i = 0; i < o->nconfigs; i++) {
@@ -472,13 +486,6 @@ static int parse(struct app *app, int argc, char **argv, char *err, size_t errle
 }
 
 /* ---- validate --------------------------------------------------------- */
-
-static const struct cxs_node_type *phold_type_of(uint32_t node, void *ctx)
-{
-	(void)node;
-	(void)ctx;
-	return cxs_phold_type();
-}
 
 /*
  * engine.lookahead against the model's (the key section.key holds it), and
@@ -575,12 +582,17 @@ static uint32_t node_rank(const struct app *app, uint32_t n)
  * and some rank survives to write the output. The engine gets the kills in
  * (time, node) order.
  */
+static const char *kill_opt(const struct kill_arg *k)
+{
+	return k->fail_only ? "--fail" : "--kill";
+}
+
 static int check_kills(struct app *app, char *err, size_t errlen)
 {
 	const struct options *o = &app->opt;
 	struct cxs_engine_config *e = &app->ecfg;
 	bool *doomed = NULL;
-	size_t ndoomed = 0;
+	size_t ndoomed = 0, nrank_kills = 0;
 	char a[32], b[32];
 	int rc = -1;
 
@@ -588,22 +600,24 @@ static int check_kills(struct app *app, char *err, size_t errlen)
 		const struct kill_arg *k = &o->kills[i];
 
 		if (k->node >= e->nnodes) {
-			cxs_set_err(err, errlen, "--kill %s: no node %u; the run has %u nodes (0..%u)",
-				 k->arg, k->node, e->nnodes, e->nnodes - 1);
+			cxs_set_err(err, errlen, "%s %s: no node %u; the run has %u nodes (0..%u)",
+				 kill_opt(k), k->arg, k->node, e->nnodes, e->nnodes - 1);
 			goto out;
 		}
 		if (k->time >= e->end_time) {
 			format_ps(k->time, a, sizeof(a));
 			format_ps(e->end_time, b, sizeof(b));
 			cxs_set_err(err, errlen,
-				 "--kill %s: time %s is not before engine.end_time = %s (from %s)",
-				 k->arg, a, b, cxs_config_origin(app->cfg, "engine", "end_time"));
+				 "%s %s: time %s is not before engine.end_time = %s (from %s)",
+				 kill_opt(k), k->arg, a, b,
+				 cxs_config_origin(app->cfg, "engine", "end_time"));
 			goto out;
 		}
 		for (size_t j = 0; j < i; j++) {
 			if (o->kills[j].node == k->node) {
-				cxs_set_err(err, errlen, "--kill %s: node %u is already killed by --kill %s",
-					 k->arg, k->node, o->kills[j].arg);
+				cxs_set_err(err, errlen, "%s %s: node %u already fails by %s %s",
+					 kill_opt(k), k->arg, k->node, kill_opt(&o->kills[j]),
+					 o->kills[j].arg);
 				goto out;
 			}
 		}
@@ -616,20 +630,24 @@ static int check_kills(struct app *app, char *err, size_t errlen)
 	for (size_t i = 0; i < o->nkills; i++) {
 		uint32_t r = node_rank(app, o->kills[i].node);
 
+		if (o->kills[i].fail_only)
+			continue; /* its rank lives on */
+		nrank_kills++;
 		ndoomed += !doomed[r];
 		doomed[r] = true;
 	}
-	if (o->nkills > 0 && ndoomed == (size_t)app->nranks) {
+	if (nrank_kills > 0 && ndoomed == (size_t)app->nranks) {
 		cxs_set_err(err, errlen,
 			 "--kill: the killed nodes live on all %d rank%s; at least one rank must "
-			 "survive to write the output",
+			 "survive to write the output (--fail NODE@TIME fails a node without its rank)",
 			 app->nranks, app->nranks == 1 ? "" : "s");
 		goto out;
 	}
 	/* insertion sort by (time, node): at most CXS_MAX_KILLS entries */
 	e->nkills = 0;
 	for (size_t i = 0; i < o->nkills; i++) {
-		struct cxs_kill k = { .node = o->kills[i].node, .time = o->kills[i].time };
+		struct cxs_kill k = { .node = o->kills[i].node, .time = o->kills[i].time,
+				      .fail_only = o->kills[i].fail_only };
 		size_t j = e->nkills;
 
 		while (j > 0 && (e->kills[j - 1].time > k.time ||
@@ -686,43 +704,20 @@ static int validate(struct app *app, char *err, size_t errlen)
 	struct cxs_engine_config *e = &app->ecfg;
 	int level = (int)cxs_config_enum(cfg, "output", "log_level");
 
-	switch ((enum app_model)cxs_config_enum(cfg, "engine", "model")) {
-	case APP_MODEL_PHOLD:
-		if (cxs_phold_configure(cfg, &app->phold, err, errlen) != 0)
-			return -1;
-		e->model = "phold";
-		e->nnodes = app->phold.lps;
-		e->type_of = phold_type_of;
-		if (check_times(app, app->phold.lookahead_ps, "phold", "lookahead", err,
-				errlen) != 0)
-			return -1;
-		break;
-	case APP_MODEL_MEMSYS: {
-		struct cxs_memsys_info mi;
-		if (cxs_memsys_configure(cfg, &mi, err, errlen) != 0)
-			return -1;
-		e->model = "memsys";
-		e->nnodes = mi.nnodes;
-		e->type_of = cxs_memsys_type_of;
-		if (check_times(app, mi.lookahead, "fabric", "link_latency", err, errlen) != 0)
-			return -1;
-		break;
+	app->model = cxs_models[cxs_config_enum(cfg, "engine", "model")];
+	if (app->model->configure(cfg, &app->run, err, errlen) != 0) {
+		app->run.ctx = NULL; /* configure released what it had built */
+		return -1;
 	}
-	case APP_MODEL_AXLE: {
-		struct cxs_axle_info ai;
-		if (cxs_axle_configure(cfg, cxs_config_uint(cfg, "engine", "seed"), &ai, err,
-				       errlen) != 0)
-			return -1;
-		e->model = "axle";
-		e->nnodes = ai.nnodes;
-		e->type_of = cxs_axle_type_of;
-		if (check_times(app, ai.lookahead, "axle", "mem_rt", err, errlen) != 0)
-			return -1;
-		break;
-	}
-	}
+	e->model = app->model->name;
+	e->nnodes = app->run.nnodes;
+	e->type_of = app->run.type_of;
+	e->type_ctx = app->run.ctx;
+	if (check_times(app, app->run.lookahead, app->run.lookahead_section, app->run.lookahead_key,
+			err, errlen) != 0)
+		return -1;
 	if (check_mapping(app, err, errlen) != 0 || check_kills(app, err, errlen) != 0 ||
-	    check_output(app, err, errlen) != 0)
+	    check_output(app, err, errlen) != 0 || app_sampling_configure(cfg, e, err, errlen) != 0)
 		return -1;
 	e->seed = cxs_config_uint(cfg, "engine", "seed");
 	e->failure_timeout_s = cxs_config_double(cfg, "engine", "failure_timeout");
@@ -922,6 +917,8 @@ static void app_free(struct app *app)
 	free(app->opt.configs);
 	free(app->command_line);
 	free(app->rank_map);
+	if (app->model != NULL && app->model->release != NULL)
+		app->model->release(app->run.ctx);
 	cxs_config_free(app->cfg);
 	cxs_config_free(app->scratch);
 }

@@ -14,6 +14,7 @@
 #include "cxlsim/dram.h"
 #include "cxlsim/engine.h"
 #include "cxlsim/fabric.h"
+#include "cxlsim/nport.h"
 
 enum axle_mech { AXLE_RP = 0, AXLE_BS, AXLE_AXLE, AXLE_IRQ };
 enum axle_sched { AXLE_SCHED_RR = 0, AXLE_SCHED_FIFO };
@@ -58,9 +59,14 @@ struct axle_params {
 	bool configured;
 };
 
-extern struct axle_params axle_P;
-
 struct axle_wl;
+
+/* The model's instance (axle_model.c), read by both node types through cxs_lp_ctx. */
+struct axle_model {
+	struct axle_params P;
+	struct axle_wl *wl;
+	struct cxs_nport_cfg port;
+};
 
 /* ---- wire ------------------------------------------------------------- */
 
@@ -108,20 +114,18 @@ struct axle_msg {
 _Static_assert(sizeof(struct axle_msg) <= CXS_EVENT_PAYLOAD_MAX, "an AXLE message fits an event");
 
 /*
- * Sends m from node lp through port now, as the fabric message type of its
- * ev (axle_msg_type); CXL.io and DMA classes pay the extra protocol latency
- * (axle.io_rt - axle.mem_rt) / 2. Receiving side: axle_arrived.
+ * Sends m now through the node's port as the fabric message type of its ev
+ * (axle_msg_type); CXL.io and DMA classes pay the extra protocol latency
+ * (axle.io_rt - axle.mem_rt) / 2 (the port's class_extra). Receiving side:
+ * the port dispatches classes mem, io and dma to the node's message handler.
  */
-void axle_send(struct cxs_lp *lp, struct cxs_port *port, uint32_t dst, const struct axle_msg *m);
-/* Ingress queueing; false when the message was deferred to an EV_DELIVER. */
-bool axle_arrived(struct cxs_lp *lp, struct cxs_port *port, const struct cxs_event *ev);
-enum cxs_msg_type axle_msg_type(uint32_t ev);
+void axle_send(struct cxs_nport *np, const struct axle_params *P, uint32_t dst,
+	       const struct axle_msg *m);
+enum cxs_msg_type axle_msg_type(const struct axle_params *P, uint32_t ev);
 
-/* The two node types (host.c, ccm.c) and the workload they run. */
-void axle_host_set_workload(struct axle_wl *w);
-const struct cxs_node_type *axle_host_type(void);
-void axle_ccm_set_workload(struct axle_wl *w);
-const struct cxs_node_type *axle_ccm_type(void);
+/* The two node types (host.c, ccm.c), and the failure callback both have: an error. */
+extern const struct cxs_node_type axle_host_type, axle_ccm_type;
+void axle_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f);
 
 /* ---- workloads (kernels.c) -------------------------------------------- */
 

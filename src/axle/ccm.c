@@ -81,7 +81,9 @@ struct uthread {
 
 struct ccm {
 	struct cxs_lp *lp;
-	struct cxs_port port;
+	const struct axle_params *P; /* the model's instance (cxs_lp_ctx) */
+	const struct axle_wl *wl;
+	struct cxs_nport port;
 	struct cxs_dram dram;
 	void *ws;                 /* the workload's CCM state */
 	uint32_t host;            /* the host node */
@@ -123,12 +125,6 @@ struct ccm {
 		*c_bp_ps, *c_bp_cycles, *c_lines_loaded, *c_rounds, *c_fc;
 };
 
-static struct axle_wl *wl; /* read-only, from axle_node.c */
-
-void axle_ccm_set_workload(struct axle_wl *w)
-{
-	wl = w;
-}
 
 struct touch_ctx {
 	struct ccm *c;
@@ -147,7 +143,7 @@ static void touch(void *ctx, uint64_t addr)
 	if (axle_recent_line(&tc->recent, line))
 		return;
 	if (tc->l1) {
-		uint64_t *tag = &tc->l1[line % axle_P.ccm_l1_lines];
+		uint64_t *tag = &tc->l1[line % tc->c->P->ccm_l1_lines];
 		if (*tag == line + 1)
 			return;
 		*tag = line + 1;
@@ -185,8 +181,8 @@ static void step(struct ccm *c, uint32_t u)
 {
 	struct uthread *t = &c->ut[u];
 	cxs_time now = cxs_now(c->lp), ready = now;
-	uint32_t pu = u % axle_P.ccm_pus;
-	uint32_t n = t->nlines - t->next < axle_P.ccm_mlp ? t->nlines - t->next : axle_P.ccm_mlp;
+	uint32_t pu = u % c->P->ccm_pus;
+	uint32_t n = t->nlines - t->next < c->P->ccm_mlp ? t->nlines - t->next : c->P->ccm_mlp;
 	uint64_t instr = t->nlines ? t->instr * (t->next + n) / t->nlines - t->instr * t->next / t->nlines
 				   : t->instr;
 	for (uint32_t k = 0; k < n; k++) {
@@ -196,7 +192,7 @@ static void step(struct ccm *c, uint32_t u)
 	}
 	t->next += n;
 	/* Round-robin issue: the unit's k running µthreads each get 1/k of its cycles. */
-	cxs_time compute = now + instr * axle_P.ccm_cycle * c->pu_running[pu];
+	cxs_time compute = now + instr * c->P->ccm_cycle * c->pu_running[pu];
 	cxs_time end = compute > ready ? compute : ready;
 	uint64_t d[2] = {u, t->next == t->nlines};
 	cxs_schedule(c->lp, end - now, EV_TASK_DONE, d, sizeof d);
@@ -206,12 +202,12 @@ static void step(struct ccm *c, uint32_t u)
 static void start_task(struct ccm *c, uint32_t u, uint32_t task)
 {
 	struct touch_ctx tc = {.c = c, .t = &c->ut[u],
-			       .l1 = axle_P.ccm_l1_lines ? c->l1 + (size_t)(u % axle_P.ccm_pus) * axle_P.ccm_l1_lines
+			       .l1 = c->P->ccm_l1_lines ? c->l1 + (size_t)(u % c->P->ccm_pus) * c->P->ccm_l1_lines
 							 : NULL};
 	axle_recent_reset(&tc.recent);
 	tc.t->task = task;
 	tc.t->nlines = tc.t->next = 0;
-	tc.t->instr = axle_wl_ccm_task(wl, c->ws, c->iter, task,
+	tc.t->instr = axle_wl_ccm_task(c->wl, c->ws, c->iter, task,
 				       c->result + (size_t)task * c->round.task_bytes, touch, &tc);
 	if (tc.oom) {
 		cxs_lp_fail(c->lp, 2, "CCM: out of memory");
@@ -219,17 +215,17 @@ static void start_task(struct ccm *c, uint32_t u, uint32_t task)
 	}
 	*c->c_instr += tc.t->instr;
 	busy_change(c, +1);
-	c->pu_running[u % axle_P.ccm_pus]++;
+	c->pu_running[u % c->P->ccm_pus]++;
 	step(c, u);
 }
 
 static void next_for_thread(struct ccm *c, uint32_t u)
 {
-	if (axle_P.ccm_sched == AXLE_SCHED_FIFO) {
+	if (c->P->ccm_sched == AXLE_SCHED_FIFO) {
 		if (c->next_task < c->round.ntasks)
 			start_task(c, u, c->next_task++);
 	} else {
-		uint32_t pu = u % axle_P.ccm_pus;
+		uint32_t pu = u % c->P->ccm_pus;
 		if (c->rr_next[pu] < c->rr_end[pu])
 			start_task(c, u, c->rr_next[pu]++);
 	}
@@ -237,7 +233,7 @@ static void next_for_thread(struct ccm *c, uint32_t u)
 
 static void send(struct ccm *c, const struct axle_msg *m)
 {
-	axle_send(c->lp, &c->port, c->host, m);
+	axle_send(&c->port, c->P, c->host, m);
 }
 
 /* Data movement: the union of the intervals during which results were in flight. */
@@ -263,8 +259,8 @@ static void answer_load(struct ccm *c, uint64_t line)
 	cxs_time ready = cxs_dram_access(&c->dram, now, (UINT64_C(7) << 34) + line, 0);
 	++*c->c_lines_loaded;
 	/* In flight from the DRAM read to the line's arrival at the host (lower bound: idle link). */
-	moving(c, now, ready + cxs_fabric_ser(&axle_P.fab, cxs_msg_info(CXS_MSG_MEM_RD_DATA)->wire_bytes) +
-			       cxs_fabric_min_latency(&axle_P.fab));
+	moving(c, now, ready + cxs_fabric_ser(&c->P->fab, cxs_msg_info(CXS_MSG_MEM_RD_DATA)->wire_bytes) +
+			       cxs_fabric_min_latency(&c->P->fab));
 	if (ready > now) {
 		/* Hold the answer until the DRAM has it: the port sees messages in time order. */
 		cxs_schedule(c->lp, ready - now, EV_LOAD_DONE, &m, sizeof m);
@@ -278,8 +274,8 @@ static void answer_load(struct ccm *c, uint64_t line)
 static uint32_t slot_len(const struct ccm *c, uint32_t s)
 {
 	uint64_t total = (uint64_t)c->round.ntasks * c->round.task_bytes;
-	uint64_t lo = (uint64_t)s * axle_P.slot_bytes;
-	return (uint32_t)(total - lo < axle_P.slot_bytes ? total - lo : axle_P.slot_bytes);
+	uint64_t lo = (uint64_t)s * c->P->slot_bytes;
+	return (uint32_t)(total - lo < c->P->slot_bytes ? total - lo : c->P->slot_bytes);
 }
 
 static void make_pending(struct ccm *c, uint32_t s)
@@ -293,17 +289,17 @@ static void dma_kick(struct ccm *c);
 static void produced(struct ccm *c, uint32_t task)
 {
 	uint64_t lo = (uint64_t)task * c->round.task_bytes, hi = lo + c->round.task_bytes;
-	uint32_t S = axle_P.slot_bytes;
+	uint32_t S = c->P->slot_bytes;
 	for (uint64_t s = lo / S; s * S < hi; s++) {
 		uint64_t a = s * S > lo ? s * S : lo, b = (s + 1) * S < hi ? (s + 1) * S : hi;
 		c->slot_fill[s] += (uint32_t)(b - a);
 		if (c->slot_fill[s] < slot_len(c, (uint32_t)s))
 			continue;
 		c->slot_done[s] = 1;
-		if (axle_P.ooo)
+		if (c->P->ooo)
 			make_pending(c, (uint32_t)s);
 	}
-	if (!axle_P.ooo)
+	if (!c->P->ooo)
 		while (c->inorder_next < c->nslots && c->slot_done[c->inorder_next])
 			make_pending(c, c->inorder_next++);
 	dma_kick(c);
@@ -316,7 +312,7 @@ static void dma_kick(struct ccm *c)
 	if (c->dma_busy || c->pend_count == 0 || (c->pending_bytes < c->sf_bytes && !last))
 		return;
 	uint64_t n = c->pend_count;
-	if (axle_P.fault != AXLE_FAULT_IGNORE_CREDIT) {
+	if (c->P->fault != AXLE_FAULT_IGNORE_CREDIT) {
 		uint64_t cp = cxs_axle_tx_credit(&c->pay), cm = cxs_axle_tx_credit(&c->meta);
 		n = n < cp ? n : cp;
 		n = n < cm ? n : cm;
@@ -331,7 +327,7 @@ static void dma_kick(struct ccm *c)
 	if (c->bp) {
 		c->bp = false;
 		*c->c_bp_ps += now - c->bp_since;
-		*c->c_bp_cycles += (now - c->bp_since) / axle_P.ccm_cycle;
+		*c->c_bp_cycles += (now - c->bp_since) / c->P->ccm_cycle;
 	}
 	cxs_time ready = now;
 	c->nbatch = (uint32_t)n;
@@ -343,20 +339,20 @@ static void dma_kick(struct ccm *c)
 		c->pend_count--;
 		c->pending_bytes -= slot_len(c, s);
 		c->batch[k] = s;
-		if (axle_P.fault == AXLE_FAULT_IGNORE_CREDIT) {
+		if (c->P->fault == AXLE_FAULT_IGNORE_CREDIT) {
 			c->pay.tail++;
 			c->meta.tail++;
 		} else {
 			cxs_axle_tx_take(&c->pay);
 			cxs_axle_tx_take(&c->meta);
 		}
-		uint64_t line0 = (uint64_t)s * axle_P.slot_bytes / 64;
+		uint64_t line0 = (uint64_t)s * c->P->slot_bytes / 64;
 		cxs_time t = cxs_dram_access(&c->dram, now, (UINT64_C(7) << 34) + line0, 0);
 		if (t > ready)
 			ready = t;
 	}
 	c->dma_busy = true;
-	cxs_time issue = now + axle_P.dma_prep > ready ? now + axle_P.dma_prep : ready;
+	cxs_time issue = now + c->P->dma_prep > ready ? now + c->P->dma_prep : ready;
 	cxs_schedule(c->lp, issue - now, EV_DMA_ISSUE, NULL, 0);
 }
 
@@ -370,11 +366,11 @@ static void dma_issue(struct ccm *c)
 		struct axle_msg meta = {.ev = EV_DMA_META, .a = c->batch_midx0 + k,
 					.b = c->batch_pidx0 + k, .c = s};
 		struct axle_msg mtail = {.ev = EV_DMA_META_TAIL, .a = c->batch_midx0 + k + 1};
-		memcpy(pay.data, c->result + (size_t)s * axle_P.slot_bytes, pay.len);
+		memcpy(pay.data, c->result + (size_t)s * c->P->slot_bytes, pay.len);
 		/* In order: payload, its metadata, the metadata tail (§IV-C); a fault swaps two. */
 		bool first = k == 0;
-		bool early_tail = first && axle_P.fault == AXLE_FAULT_TAIL_BEFORE_META;
-		bool early_meta = first && axle_P.fault == AXLE_FAULT_META_BEFORE_PAYLOAD;
+		bool early_tail = first && c->P->fault == AXLE_FAULT_TAIL_BEFORE_META;
+		bool early_meta = first && c->P->fault == AXLE_FAULT_META_BEFORE_PAYLOAD;
 		if (early_tail)
 			send(c, &mtail);
 		if (early_meta)
@@ -388,24 +384,24 @@ static void dma_issue(struct ccm *c)
 	}
 	struct axle_msg ptail = {.ev = EV_DMA_PAYLOAD_TAIL, .a = c->batch_pidx0 + c->nbatch};
 	send(c, &ptail);
-	if (axle_P.mech == AXLE_IRQ) {
+	if (c->P->mech == AXLE_IRQ) {
 		struct axle_msg msi = {.ev = EV_MSI, .a = c->batch_midx0 + c->nbatch};
 		send(c, &msi);
 	}
 	*c->c_payloads += c->nbatch;
 	++*c->c_batches;
 	/* Data movement: from this request's issue until its last write reaches the host. */
-	moving(c, now, c->port.egress_free + cxs_fabric_min_latency(&axle_P.fab) + axle_P.io_extra);
-	cxs_schedule(c->lp, c->port.egress_free - now, EV_DMA_IDLE, NULL, 0);
+	moving(c, now, c->port.link.egress_free + cxs_fabric_min_latency(&c->P->fab) + c->P->io_extra);
+	cxs_schedule(c->lp, c->port.link.egress_free - now, EV_DMA_IDLE, NULL, 0);
 }
 
 /* ---- rounds -------------------------------------------------------------- */
 
 static int begin_round(struct ccm *c, uint32_t iter)
 {
-	axle_wl_round(wl, iter, &c->round);
+	axle_wl_round(c->wl, iter, &c->round);
 	size_t total = (size_t)c->round.ntasks * c->round.task_bytes;
-	uint32_t nslots = (uint32_t)((total + axle_P.slot_bytes - 1) / axle_P.slot_bytes);
+	uint32_t nslots = (uint32_t)((total + c->P->slot_bytes - 1) / c->P->slot_bytes);
 	if (total > c->result_cap) {
 		free(c->result);
 		c->result = calloc(total + 64, 1);
@@ -426,8 +422,8 @@ static int begin_round(struct ccm *c, uint32_t iter)
 	memset(c->slot_done, 0, nslots);
 	c->pend_head = c->pend_count = c->inorder_next = 0;
 	c->pending_bytes = 0;
-	c->sf_bytes = axle_P.sf_bytes ? axle_P.sf_bytes
-				      : (uint64_t)(axle_P.sf_pct / 100.0 * (double)total + 0.5);
+	c->sf_bytes = c->P->sf_bytes ? c->P->sf_bytes
+				      : (uint64_t)(c->P->sf_pct / 100.0 * (double)total + 0.5);
 	if (c->sf_bytes == 0)
 		c->sf_bytes = 1;
 	c->iter = iter;
@@ -436,12 +432,12 @@ static int begin_round(struct ccm *c, uint32_t iter)
 	c->tasks_done = 0;
 	c->next_task = 0;
 	++*c->c_rounds;
-	axle_wl_ccm_begin_round(wl, c->ws);
+	axle_wl_ccm_begin_round(c->wl, c->ws);
 	/* A launch starts with empty caches: the host's write-backs changed the values. */
-	memset(c->l1, 0, ((size_t)axle_P.ccm_pus * axle_P.ccm_l1_lines + 1) * sizeof *c->l1);
-	for (uint32_t p = 0; p < axle_P.ccm_pus; p++) {
-		c->rr_next[p] = (uint32_t)((uint64_t)c->round.ntasks * p / axle_P.ccm_pus);
-		c->rr_end[p] = (uint32_t)((uint64_t)c->round.ntasks * (p + 1) / axle_P.ccm_pus);
+	memset(c->l1, 0, ((size_t)c->P->ccm_pus * c->P->ccm_l1_lines + 1) * sizeof *c->l1);
+	for (uint32_t p = 0; p < c->P->ccm_pus; p++) {
+		c->rr_next[p] = (uint32_t)((uint64_t)c->round.ntasks * p / c->P->ccm_pus);
+		c->rr_end[p] = (uint32_t)((uint64_t)c->round.ntasks * (p + 1) / c->P->ccm_pus);
 	}
 	for (uint32_t u = 0; u < c->nthreads; u++)
 		next_for_thread(c, u);
@@ -459,8 +455,8 @@ static void task_done(struct ccm *c, uint32_t u)
 	c->tasks_done++;
 	++*c->c_tasks;
 	busy_change(c, -1);
-	c->pu_running[u % axle_P.ccm_pus]--;
-	if (axle_P.mech == AXLE_AXLE || axle_P.mech == AXLE_IRQ)
+	c->pu_running[u % c->P->ccm_pus]--;
+	if (c->P->mech == AXLE_AXLE || c->P->mech == AXLE_IRQ)
 		produced(c, task);
 	if (c->tasks_done == c->round.ntasks) {
 		c->kernel_done = true;
@@ -478,27 +474,46 @@ static uint64_t *counter(struct ccm *c, const char *name, const char *unit, cons
 	return cxs_stats_counter(cxs_lp_stats(c->lp), "ccm", name, unit, desc);
 }
 
+static void ccm_message(struct ccm *c, const struct axle_msg *m);
+
+/* The port's handler for every class the CCM hears: CXL.mem and CXL.io. */
+static void on_message(void *ctx, cxs_time now, const struct cxs_envelope *env, const void *body,
+		       uint32_t len)
+{
+	(void)now;
+	(void)env;
+	(void)len;
+	ccm_message(ctx, body);
+}
+
 static int ccm_init(struct cxs_lp *lp, void *state)
 {
 	struct ccm *c = state;
+	const struct axle_model *M = cxs_lp_ctx(lp);
 	char err[256];
+	if (!M)
+		cxs_bug(lp, "axle: the run has no AXLE instance (configure was not called)");
 	c->lp = lp;
+	c->P = &M->P;
+	c->wl = M->wl;
 	c->host = cxs_lp_id(lp) - 1;
-	c->nthreads = axle_P.ccm_pus * axle_P.ccm_threads;
-	c->pu_running = calloc(axle_P.ccm_pus, sizeof *c->pu_running);
-	c->rr_next = calloc(axle_P.ccm_pus, sizeof *c->rr_next);
-	c->rr_end = calloc(axle_P.ccm_pus, sizeof *c->rr_end);
+	c->nthreads = c->P->ccm_pus * c->P->ccm_threads;
+	c->pu_running = calloc(c->P->ccm_pus, sizeof *c->pu_running);
+	c->rr_next = calloc(c->P->ccm_pus, sizeof *c->rr_next);
+	c->rr_end = calloc(c->P->ccm_pus, sizeof *c->rr_end);
 	c->ut = calloc(c->nthreads, sizeof *c->ut);
-	c->l1 = calloc((size_t)axle_P.ccm_pus * axle_P.ccm_l1_lines + 1, sizeof *c->l1);
-	c->ws = axle_wl_ccm_new(wl);
+	c->l1 = calloc((size_t)c->P->ccm_pus * c->P->ccm_l1_lines + 1, sizeof *c->l1);
+	c->ws = axle_wl_ccm_new(c->wl);
 	if (!c->pu_running || !c->rr_next || !c->rr_end || !c->ut || !c->l1 || !c->ws ||
-	    cxs_port_init(&c->port, cxs_lp_stats(lp)) != 0 ||
-	    cxs_dram_init(&c->dram, &axle_P.ccm_dram, err, sizeof err) != 0) {
+	    cxs_nport_init(&c->port, lp, &M->port) != 0 ||
+	    cxs_dram_init(&c->dram, &c->P->ccm_dram, err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: cannot create the CCM (out of memory)", cxs_lp_id(lp));
 		return -1;
 	}
-	cxs_axle_tx_init(&c->pay, axle_P.dma_slots);
-	cxs_axle_tx_init(&c->meta, axle_P.dma_slots);
+	cxs_nport_on_class(&c->port, CXS_CLASS_MEM, on_message, c);
+	cxs_nport_on_class(&c->port, CXS_CLASS_IO, on_message, c);
+	cxs_axle_tx_init(&c->pay, c->P->dma_slots);
+	cxs_axle_tx_init(&c->meta, c->P->dma_slots);
 	c->c_busy = counter(c, "busy_ps", "ps", "time at least one CCM µthread ran a partition (CCM idle = axle/e2e_ps - this)");
 	c->c_tasks = counter(c, "tasks", "partitions", "partitions executed");
 	c->c_instr = counter(c, "instructions", "instructions", "kernel instructions executed (cost model)");
@@ -526,7 +541,7 @@ static void ccm_message(struct ccm *c, const struct axle_msg *m)
 	case EV_LAUNCH: {
 		/* The packet filter sees a kernel-launch store (M²NDP); RP only stores the descriptor. */
 		struct axle_msg cmp = {.ev = EV_LAUNCH_CMP, .a = m->a};
-		if (axle_P.mech != AXLE_RP && begin_round(c, (uint32_t)m->a) != 0) {
+		if (c->P->mech != AXLE_RP && begin_round(c, (uint32_t)m->a) != 0) {
 			cxs_lp_fail(c->lp, 2, "CCM: out of memory for the result buffer");
 			return;
 		}
@@ -572,7 +587,7 @@ static void ccm_message(struct ccm *c, const struct axle_msg *m)
 		answer_load(c, m->a);
 		return;
 	case EV_WB:
-		axle_wl_ccm_writeback(wl, c->ws, m->a, m->data, m->len);
+		axle_wl_ccm_writeback(c->wl, c->ws, m->a, m->data, m->len);
 		return;
 	case EV_FC:
 		++*c->c_fc;
@@ -593,13 +608,12 @@ static void ccm_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev
 {
 	struct ccm *c = state;
 	if (ev->type <= EV_MSG_LAST) {
-		if (axle_arrived(lp, &c->port, ev))
-			ccm_message(c, (const void *)ev->data);
+		cxs_nport_arrive(&c->port, ev);
 		return;
 	}
 	switch (ev->type) {
 	case EV_DELIVER:
-		ccm_message(c, (const void *)ev->data);
+		cxs_nport_deliver(&c->port, ev);
 		return;
 	case EV_TASK_DONE: {
 		const uint64_t *d = (const void *)ev->data;
@@ -631,7 +645,7 @@ static void ccm_finalize(struct cxs_lp *lp, void *state)
 	if (c->bp) {
 		/* Still waiting for credit at the end (a deadlock): count the wait so far. */
 		*c->c_bp_ps += cxs_now(lp) - c->bp_since;
-		*c->c_bp_cycles += (cxs_now(lp) - c->bp_since) / axle_P.ccm_cycle;
+		*c->c_bp_cycles += (cxs_now(lp) - c->bp_since) / c->P->ccm_cycle;
 	}
 	axle_wl_ccm_free(c->ws);
 	for (uint32_t u = 0; c->ut && u < c->nthreads; u++)
@@ -643,15 +657,11 @@ static void ccm_finalize(struct cxs_lp *lp, void *state)
 	cxs_dram_destroy(&c->dram);
 }
 
-static const struct cxs_node_type ccm_type = {
+const struct cxs_node_type axle_ccm_type = {
 	.name = "ccm",
 	.state_size = sizeof(struct ccm),
 	.init = ccm_init,
 	.event = ccm_event,
+	.failure = axle_failure,
 	.finalize = ccm_finalize,
 };
-
-const struct cxs_node_type *axle_ccm_type(void)
-{
-	return &ccm_type;
-}

@@ -73,7 +73,9 @@ struct meta_rec {
 
 struct host {
 	struct cxs_lp *lp;
-	struct cxs_port port;
+	const struct axle_params *P; /* the model's instance (cxs_lp_ctx) */
+	const struct axle_wl *wl;
+	struct cxs_nport port;
 	struct cxs_dram dram;
 	void *ws;
 	uint32_t ccm;
@@ -126,21 +128,14 @@ struct host {
 		*c_consumed, *c_payload_wait;
 };
 
-static struct axle_wl *wl;
-
-void axle_host_set_workload(struct axle_wl *w)
+static bool streaming(const struct host *h)
 {
-	wl = w;
-}
-
-static bool streaming(void)
-{
-	return axle_P.mech == AXLE_AXLE || axle_P.mech == AXLE_IRQ;
+	return h->P->mech == AXLE_AXLE || h->P->mech == AXLE_IRQ;
 }
 
 static void send(struct host *h, const struct axle_msg *m)
 {
-	axle_send(h->lp, &h->port, h->ccm, m);
+	axle_send(&h->port, h->P, h->ccm, m);
 }
 
 static void touch(void *ctx, uint64_t addr)
@@ -195,9 +190,9 @@ static void run_task(struct host *h, uint32_t u, uint32_t t)
 	h->thread_busy[u] = 1;
 	axle_recent_reset(&h->recent);
 	h->touch_ready = now;
-	if (streaming()) {
+	if (streaming(h)) {
 		/* Gather the task's payloads from the ring, reading them from local DRAM. */
-		uint32_t S = axle_P.slot_bytes;
+		uint32_t S = h->P->slot_bytes;
 		for (uint64_t s = off / S; s * S < off + len; s++) {
 			uint64_t p = h->slot_pidx[s], rs = p % h->pay.capacity;
 			uint32_t n = (uint32_t)(h->total - s * S < S ? h->total - s * S : S);
@@ -206,14 +201,14 @@ static void run_task(struct host *h, uint32_t u, uint32_t t)
 		}
 		*h->c_payload_wait += h->touch_ready - now;
 	}
-	uint32_t pu = u / axle_P.host_threads;
-	if (len > sizeof wb && (axle_P.wl.kind == WL_SSSP || axle_P.wl.kind == WL_PAGERANK))
+	uint32_t pu = u / h->P->host_threads;
+	if (len > sizeof wb && (h->P->wl.kind == WL_SSSP || h->P->wl.kind == WL_PAGERANK))
 		cxs_bug(h->lp, "graph host task of %u bytes: write-back buffer too small", len);
-	uint64_t instr = axle_wl_host_task(wl, h->ws, h->iter, off, data, len, touch, h, wb, &wb_len);
+	uint64_t instr = axle_wl_host_task(h->wl, h->ws, h->iter, off, data, len, touch, h, wb, &wb_len);
 	cxs_time issue = now > h->pu_free[pu] ? now : h->pu_free[pu];
 	if (h->round.serial && h->serial_free > issue)
 		issue = h->serial_free; /* waits for the lock (its unit counts as taken) */
-	h->pu_free[pu] = issue + instr * axle_P.host_cycle;
+	h->pu_free[pu] = issue + instr * h->P->host_cycle;
 	if (h->round.serial)
 		h->serial_free = h->pu_free[pu];
 	cxs_time end = h->pu_free[pu] > h->touch_ready ? h->pu_free[pu] : h->touch_ready;
@@ -256,7 +251,7 @@ static uint32_t pick(struct host *h)
 	uint32_t t;
 	if (h->nready == 0)
 		return UINT32_MAX;
-	if (axle_P.host_sched == AXLE_SCHED_FIFO) {
+	if (h->P->host_sched == AXLE_SCHED_FIFO) {
 		if (h->fifo_next >= h->ntasks || h->task_state[h->fifo_next] != 1)
 			return UINT32_MAX;
 		return h->fifo_next++;
@@ -270,7 +265,7 @@ static uint32_t pick(struct host *h)
 /* Whether pick() would find work: what the deadlock check must rule out. */
 static bool runnable(const struct host *h)
 {
-	if (axle_P.host_sched == AXLE_SCHED_FIFO)
+	if (h->P->host_sched == AXLE_SCHED_FIFO)
 		return h->fifo_next < h->ntasks && h->task_state[h->fifo_next] == 1;
 	return h->nready > 0;
 }
@@ -299,7 +294,7 @@ static void send_fc(struct host *h)
 
 static void deadlock_check(struct host *h)
 {
-	if (!streaming() || !h->active || h->running || runnable(h) ||
+	if (!streaming(h) || !h->active || h->running || runnable(h) ||
 	    h->pooled_unconsumed < h->pay.capacity)
 		return;
 	uint32_t waiting = 0, first = UINT32_MAX;
@@ -327,8 +322,8 @@ static void task_done(struct host *h, const struct axle_msg *m)
 	h->tasks_done++;
 	++*h->c_tasks;
 	busy_change(h, -1);
-	if (streaming()) {
-		uint64_t off = (uint64_t)t * h->host_bytes, S = axle_P.slot_bytes;
+	if (streaming(h)) {
+		uint64_t off = (uint64_t)t * h->host_bytes, S = h->P->slot_bytes;
 		uint64_t end = off + h->host_bytes < h->total ? off + h->host_bytes : h->total;
 		for (uint64_t s = off / S; s * S < end; s++) {
 			if (cxs_axle_rx_consume(&h->pay, h->slot_pidx[s]) < 0) {
@@ -349,7 +344,7 @@ static void task_done(struct host *h, const struct axle_msg *m)
 	/* Every host task of the round is done: the epilogue, on one µthread. */
 	bool more;
 	uint64_t par_instr, par_bytes;
-	uint64_t instr = axle_wl_epilogue(wl, h->ws, h->iter, &more, &par_instr, &par_bytes);
+	uint64_t instr = axle_wl_epilogue(h->wl, h->ws, h->iter, &more, &par_instr, &par_bytes);
 	*h->c_instr += instr + par_instr;
 	h->active = false;
 	busy_change(h, +1);
@@ -358,10 +353,10 @@ static void task_done(struct host *h, const struct axle_msg *m)
 	 * its bytes at the host DRAM's peak (channels x 64 B per burst), whichever
 	 * is longer.
 	 */
-	cxs_time par = (par_instr + axle_P.host_pus - 1) / axle_P.host_pus * axle_P.host_cycle;
-	cxs_time stream = par_bytes / 64 * axle_P.host_dram.t_burst / axle_P.host_dram.nchannels;
+	cxs_time par = (par_instr + h->P->host_pus - 1) / h->P->host_pus * h->P->host_cycle;
+	cxs_time stream = par_bytes / 64 * h->P->host_dram.t_burst / h->P->host_dram.nchannels;
 	struct axle_msg e = {.a = more};
-	cxs_schedule(h->lp, instr * axle_P.host_cycle + (par > stream ? par : stream), EV_EPILOGUE_DONE,
+	cxs_schedule(h->lp, instr * h->P->host_cycle + (par > stream ? par : stream), EV_EPILOGUE_DONE,
 		     &e, sizeof e);
 }
 
@@ -369,8 +364,8 @@ static void task_done(struct host *h, const struct axle_msg *m)
 
 static int begin_round(struct host *h)
 {
-	axle_wl_round(wl, h->iter, &h->round);
-	uint32_t S = axle_P.slot_bytes;
+	axle_wl_round(h->wl, h->iter, &h->round);
+	uint32_t S = h->P->slot_bytes;
 	h->total = (uint64_t)h->round.ntasks * h->round.task_bytes;
 	h->host_bytes = (h->round.host_unit + S - 1) / S * S;
 	uint32_t ntasks = (uint32_t)((h->total + h->host_bytes - 1) / h->host_bytes);
@@ -408,7 +403,7 @@ static int begin_round(struct host *h)
 /* RP and BS: load the whole result, host_mlp lines outstanding. */
 static void load_more(struct host *h)
 {
-	while (h->load_next < h->load_lines && h->load_next - h->load_got < axle_P.host_mlp) {
+	while (h->load_next < h->load_lines && h->load_next - h->load_got < h->P->host_mlp) {
 		struct axle_msg m = {.ev = EV_RD, .a = h->load_next++, .b = h->iter};
 		send(h, &m);
 	}
@@ -419,7 +414,7 @@ static void start_load(struct host *h)
 	h->load_next = h->load_got = 0;
 	h->load_lines = (h->total + 63) / 64;
 	h->load_start = cxs_now(h->lp);
-	if (axle_P.mech != AXLE_BS) /* BS: the stall began at the launch */
+	if (h->P->mech != AXLE_BS) /* BS: the stall began at the launch */
 		h->stall_from = cxs_now(h->lp);
 	load_more(h);
 }
@@ -433,7 +428,7 @@ static void launch(struct host *h)
 	cxs_time now = cxs_now(h->lp);
 	struct axle_msg m = {.ev = EV_LAUNCH, .a = h->iter};
 	send(h, &m);
-	switch (axle_P.mech) {
+	switch (h->P->mech) {
 	case AXLE_RP: {
 		struct axle_msg enq = {.ev = EV_MBOX_ENQ, .a = h->iter};
 		send(h, &enq);
@@ -448,7 +443,7 @@ static void launch(struct host *h)
 	case AXLE_AXLE:
 		if (!h->polling) {
 			h->polling = true;
-			cxs_schedule(h->lp, axle_P.poll_interval, EV_POLL, NULL, 0);
+			cxs_schedule(h->lp, h->P->poll_interval, EV_POLL, NULL, 0);
 		}
 		break;
 	case AXLE_IRQ:
@@ -468,7 +463,7 @@ static void to_pool(struct host *h, uint64_t a, uint64_t b)
 		}
 		h->slot_pidx[r.slot] = r.pidx;
 		h->pooled_unconsumed++;
-		uint32_t t = (uint32_t)((uint64_t)r.slot * axle_P.slot_bytes / h->host_bytes);
+		uint32_t t = (uint32_t)((uint64_t)r.slot * h->P->slot_bytes / h->host_bytes);
 		if (++h->have[t] == h->need[t])
 			make_ready(h, t);
 	}
@@ -506,7 +501,7 @@ static void poll(struct host *h)
 	}
 	*h->c_stall += done - now;
 	deadlock_check(h);
-	cxs_time next = now + axle_P.poll_interval > done ? now + axle_P.poll_interval : done;
+	cxs_time next = now + h->P->poll_interval > done ? now + h->P->poll_interval : done;
 	cxs_schedule(h->lp, next - now, EV_POLL, NULL, 0);
 }
 
@@ -515,7 +510,7 @@ static void poll(struct host *h)
 static void dma_write(struct host *h, const struct axle_msg *m)
 {
 	char why[256];
-	uint64_t S = axle_P.slot_bytes;
+	uint64_t S = h->P->slot_bytes;
 	switch (m->ev) {
 	case EV_DMA_PAYLOAD:
 		if (cxs_axle_check_write(&h->pay, m->a, why, sizeof why) != 0)
@@ -573,7 +568,7 @@ static void host_message(struct host *h, const struct axle_msg *m)
 	switch (m->ev) {
 	case EV_LAUNCH_CMP:
 		/* BS: the launch is acknowledged, the result load goes out (Fig. 6). */
-		if (axle_P.mech == AXLE_BS && h->active && m->a == h->iter)
+		if (h->P->mech == AXLE_BS && h->active && m->a == h->iter)
 			start_load(h);
 		return;
 	case EV_MBOX_ACK:
@@ -582,7 +577,7 @@ static void host_message(struct host *h, const struct axle_msg *m)
 			/* enqueued: poll the mailbox every rp_interval */
 			h->rp = RP_POLL;
 			h->poll_sent = now;
-			cxs_schedule(h->lp, axle_P.rp_interval, EV_POLL, NULL, 0);
+			cxs_schedule(h->lp, h->P->rp_interval, EV_POLL, NULL, 0);
 		} else if (h->rp == RP_DEQ) {
 			/* dequeued: load the result */
 			h->rp = RP_LOAD;
@@ -598,7 +593,7 @@ static void host_message(struct host *h, const struct axle_msg *m)
 			send(h, &deq);
 			return;
 		}
-		cxs_time next = h->poll_sent + axle_P.rp_interval > now ? h->poll_sent + axle_P.rp_interval : now;
+		cxs_time next = h->poll_sent + h->P->rp_interval > now ? h->poll_sent + h->P->rp_interval : now;
 		cxs_schedule(h->lp, next - now, EV_POLL, NULL, 0);
 		return;
 	}
@@ -615,13 +610,23 @@ static void host_message(struct host *h, const struct axle_msg *m)
 		++*h->c_notif;
 		/* Handled on some core after the handling latency; it publishes its request's records. */
 		struct axle_msg r = {.a = m->a};
-		*h->c_stall += axle_P.irq_latency;
-		cxs_schedule(h->lp, axle_P.irq_latency, EV_IRQ_DONE, &r, sizeof r);
+		*h->c_stall += h->P->irq_latency;
+		cxs_schedule(h->lp, h->P->irq_latency, EV_IRQ_DONE, &r, sizeof r);
 		return;
 	}
 	default:
 		cxs_bug(h->lp, "host got message %u", m->ev);
 	}
+}
+
+/* The port's handler for every class the host hears: CXL.mem, CXL.io and DMA. */
+static void on_message(void *ctx, cxs_time now, const struct cxs_envelope *env, const void *body,
+		       uint32_t len)
+{
+	(void)now;
+	(void)env;
+	(void)len;
+	host_message(ctx, body);
 }
 
 static uint64_t *counter(struct host *h, const char *name, const char *unit, const char *desc)
@@ -632,27 +637,35 @@ static uint64_t *counter(struct host *h, const char *name, const char *unit, con
 static int host_init(struct cxs_lp *lp, void *state)
 {
 	struct host *h = state;
+	const struct axle_model *M = cxs_lp_ctx(lp);
 	char err[256];
+	if (!M)
+		cxs_bug(lp, "axle: the run has no AXLE instance (configure was not called)");
 	h->lp = lp;
+	h->P = &M->P;
+	h->wl = M->wl;
 	h->ccm = cxs_lp_id(lp) + 1;
-	h->nthreads = axle_P.host_pus * axle_P.host_threads - 1;
+	h->nthreads = h->P->host_pus * h->P->host_threads - 1;
 	h->thread_busy = calloc(h->nthreads + 1, 1);
-	h->pu_free = calloc(axle_P.host_pus, sizeof *h->pu_free);
-	h->ws = axle_wl_host_new(wl);
+	h->pu_free = calloc(h->P->host_pus, sizeof *h->pu_free);
+	h->ws = axle_wl_host_new(h->wl);
 	bool ok = h->thread_busy && h->pu_free && h->ws &&
-		  cxs_port_init(&h->port, cxs_lp_stats(lp)) == 0 &&
-		  cxs_dram_init(&h->dram, &axle_P.host_dram, err, sizeof err) == 0;
-	if (ok && streaming()) {
-		ok = cxs_axle_rx_init(&h->pay, axle_P.dma_slots) == 0 &&
-		     cxs_axle_rx_init(&h->meta, axle_P.dma_slots) == 0 &&
-		     (h->pay_data = calloc(axle_P.dma_slots, axle_P.slot_bytes)) != NULL &&
-		     (h->pay_slot = calloc(axle_P.dma_slots, sizeof *h->pay_slot)) != NULL &&
-		     (h->meta_rec = calloc(axle_P.dma_slots, sizeof *h->meta_rec)) != NULL;
+		  cxs_nport_init(&h->port, lp, &M->port) == 0 &&
+		  cxs_dram_init(&h->dram, &h->P->host_dram, err, sizeof err) == 0;
+	if (ok && streaming(h)) {
+		ok = cxs_axle_rx_init(&h->pay, h->P->dma_slots) == 0 &&
+		     cxs_axle_rx_init(&h->meta, h->P->dma_slots) == 0 &&
+		     (h->pay_data = calloc(h->P->dma_slots, h->P->slot_bytes)) != NULL &&
+		     (h->pay_slot = calloc(h->P->dma_slots, sizeof *h->pay_slot)) != NULL &&
+		     (h->meta_rec = calloc(h->P->dma_slots, sizeof *h->meta_rec)) != NULL;
 	}
 	if (!ok) {
 		cxs_lp_fail(lp, 2, "node %u: cannot create the host (out of memory)", cxs_lp_id(lp));
 		return -1;
 	}
+	cxs_nport_on_class(&h->port, CXS_CLASS_MEM, on_message, h);
+	cxs_nport_on_class(&h->port, CXS_CLASS_IO, on_message, h);
+	cxs_nport_on_class(&h->port, CXS_CLASS_DMA, on_message, h);
 	h->c_e2e = counter(h, "e2e_ps", "ps", "end-to-end time: first launch to the end of the last round's epilogue");
 	h->c_busy = counter(h, "host_busy_ps", "ps", "time at least one host task or epilogue ran");
 	h->c_idle = counter(h, "host_idle_ps", "ps", "e2e_ps - host_busy_ps (application-level host idle, Fig. 12)");
@@ -689,13 +702,12 @@ static void host_event(struct cxs_lp *lp, void *state, const struct cxs_event *e
 	struct host *h = state;
 	const struct axle_msg *m = (const void *)ev->data;
 	if (ev->type <= EV_MSG_LAST) {
-		if (axle_arrived(lp, &h->port, ev))
-			host_message(h, m);
+		cxs_nport_arrive(&h->port, ev);
 		return;
 	}
 	switch (ev->type) {
 	case EV_DELIVER:
-		host_message(h, m);
+		cxs_nport_deliver(&h->port, ev);
 		return;
 	case EV_WB_SEND:
 		/* Sent after the task's last store (same time, scheduled first): before its done. */
@@ -719,16 +731,16 @@ static void host_event(struct cxs_lp *lp, void *state, const struct cxs_event *e
 			char err[256];
 			*h->c_e2e = now;
 			*h->c_idle = now - *h->c_busy;
-			*h->c_digest = axle_wl_digest(wl, h->ws);
-			if (axle_wl_check(wl, h->ws, err, sizeof err) != 0) {
-				cxs_lp_fail(lp, 5, "AXLE %s: %s", axle_wl_name(wl), err);
+			*h->c_digest = axle_wl_digest(h->wl, h->ws);
+			if (axle_wl_check(h->wl, h->ws, err, sizeof err) != 0) {
+				cxs_lp_fail(lp, 5, "AXLE %s: %s", axle_wl_name(h->wl), err);
 				return;
 			}
 			*h->c_ok = 1;
 		}
 		return;
 	case EV_POLL:
-		if (axle_P.mech == AXLE_RP) {
+		if (h->P->mech == AXLE_RP) {
 			struct axle_msg r = {.ev = EV_POLL_REQ, .a = h->iter};
 			++*h->c_rpolls;
 			h->stall_from = h->poll_sent = cxs_now(lp);
@@ -738,7 +750,7 @@ static void host_event(struct cxs_lp *lp, void *state, const struct cxs_event *e
 		poll(h);
 		return;
 	case EV_POLL_DONE: {
-		cxs_time next = m->c + axle_P.poll_interval > ev->time ? m->c + axle_P.poll_interval : ev->time;
+		cxs_time next = m->c + h->P->poll_interval > ev->time ? m->c + h->P->poll_interval : ev->time;
 		to_pool(h, m->a, m->b);
 		if (h->active)
 			cxs_schedule(lp, next - ev->time, EV_POLL, NULL, 0);
@@ -758,7 +770,7 @@ static void host_event(struct cxs_lp *lp, void *state, const struct cxs_event *e
 		if (!h->finished)
 			cxs_lp_fail(lp, 8, "AXLE: round %u of %s not finished at engine.end_time "
 				    "(%u of %u host tasks done); raise engine.end_time", h->iter,
-				    axle_wl_name(wl), h->tasks_done, h->ntasks);
+				    axle_wl_name(h->wl), h->tasks_done, h->ntasks);
 		return;
 	default:
 		cxs_bug(lp, "host got event type %u", ev->type);
@@ -780,15 +792,11 @@ static void host_finalize(struct cxs_lp *lp, void *state)
 	cxs_dram_destroy(&h->dram);
 }
 
-static const struct cxs_node_type host_type = {
+const struct cxs_node_type axle_host_type = {
 	.name = "host",
 	.state_size = sizeof(struct host),
 	.init = host_init,
 	.event = host_event,
+	.failure = axle_failure,
 	.finalize = host_finalize,
 };
-
-const struct cxs_node_type *axle_host_type(void)
-{
-	return &host_type;
-}

@@ -35,7 +35,8 @@
  * interval decide which stall counters it feeds. They count only inside the
  * program's region of interest. Definitions (CAMP Table 5, Intel PMU names):
  */
-#include "cxlsim/core.h"
+#include "core_priv.h"
+#include "cxlsim/model.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,44 +44,6 @@
 #include <string.h>
 
 /* name, unit, definition (HDF5 attribute), Intel event it stands for */
-#define CORE_COUNTERS(X)                                                                           \
-	X(cycles, "cycles", "cycles in the region of interest (CPU_CLK_UNHALTED.THREAD)")            \
-	X(instructions, "instructions", "instructions dispatched, memory and non-memory (INST_RETIRED.ANY)") \
-	X(loads, "loads", "demand loads (MEM_INST_RETIRED.ALL_LOADS)")                               \
-	X(stores, "stores", "stores (MEM_INST_RETIRED.ALL_STORES)")                                  \
-	X(atomics, "ops", "atomic read-modify-writes (MEM_INST_RETIRED.LOCK_LOADS)")                 \
-	X(fences, "ops", "full fences")                                                              \
-	X(stalls_total, "cycles", "cycles the frontend dispatched nothing: window, queue or buffer full, drain, or waiting for a value (CYCLE_ACTIVITY.STALLS_TOTAL)") \
-	X(stalls_l1d_miss, "cycles", "stall cycles while a demand load that missed L1 is outstanding (CYCLE_ACTIVITY.STALLS_L1D_MISS)") \
-	X(stalls_l2_miss, "cycles", "stall cycles while a demand load that missed L2 is outstanding (CYCLE_ACTIVITY.STALLS_L2_MISS)") \
-	X(stalls_l3_miss, "cycles", "stall cycles while a demand load that missed L3 is outstanding (CYCLE_ACTIVITY.STALLS_L3_MISS)") \
-	X(bound_on_stores, "cycles", "stall cycles with the store queue full (EXE_ACTIVITY.BOUND_ON_STORES)") \
-	X(l1d_misses, "loads", "demand loads that missed L1 and were not LFB hits (MEM_LOAD_RETIRED.L1_MISS)") \
-	X(l2_misses, "loads", "demand loads that missed L2 (MEM_LOAD_RETIRED.L2_MISS)")              \
-	X(l3_misses, "loads", "demand loads that missed L3: served by local DRAM or CXL memory (MEM_LOAD_RETIRED.L3_MISS)") \
-	X(cxl_loads, "loads", "demand loads that missed L3 to CXL memory")                            \
-	X(lfb_hits, "loads", "demand loads to a line already being filled (MEM_LOAD_RETIRED.FB_HIT)") \
-	X(forwarded, "loads", "loads served by store-to-load forwarding")                            \
-	X(replays, "loads", "loads replayed because their line was lost before they retired (TSO; MACHINE_CLEARS.MEMORY_ORDERING)") \
-	X(dep_waits, "ops", "loads and stores that entered the window before the load their address or value depends on had completed (dataflow)") \
-	X(demand_reads, "loads", "demand loads that missed L3 (OFFCORE_REQUESTS.DEMAND_DATA_RD)")    \
-	X(demand_reads_outstanding, "cycles", "sum over cycles of L3-missing demand loads outstanding (OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD); / demand_reads = mean latency") \
-	X(cycles_with_demand_read, "cycles", "cycles with at least one L3-missing demand load outstanding (OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD); outstanding / this = MLP") \
-	X(l1_pf_requests, "requests", "L1 prefetcher requests (L1D_PEND_MISS / SW-visible prefetch responses)") \
-	X(l1_pf_from_mem, "requests", "L1 prefetches that missed L3 (served from memory): R_Mem's numerator") \
-	X(l2_pf_requests, "requests", "L2 prefetcher requests (L2_RQSTS.ALL_PF)")                     \
-	X(l2_pf_l3_hits, "requests", "L2 prefetches that hit L3 (L2_RQSTS.PF_MISS minus LLC misses)") \
-	X(store_prefetches, "requests", "exclusive prefetches sent for stores (RFO prefetch)")        \
-	X(sb_transactions, "transactions", "store-buffer head transactions (a group of coalesced stores)") \
-	X(sb_coalesced, "stores", "stores that joined another store's transaction (coalescing)")      \
-	X(sb_drain_ps_total, "ps", "time store-buffer transactions took from issue to commit")
-
-enum {
-#define ENUM(n, u, d) C_##n,
-	CORE_COUNTERS(ENUM)
-#undef ENUM
-	C_COUNT
-};
 
 static const char *const counter_name[C_COUNT] = {
 #define NAME(n, u, d) #n,
@@ -106,101 +69,32 @@ static bool in_ps(int i)
 	       i == C_demand_reads_outstanding || i == C_cycles_with_demand_read;
 }
 
-enum kind { K_LOAD = 1, K_STORE, K_ATOMIC };
-enum st { S_WAIT = 0, S_ISSUED, S_DONE };
-enum block { B_NONE = 0, B_ROB, B_LQ, B_SQ, B_DRAIN, B_VALUE, B_DONE };
 static const char *const block_name[] = {"running", "reorder buffer full", "load queue full",
 					 "store queue full", "draining for a fence or atomic",
 					 "waiting for a value", "finished"};
 
-/* Request tags: source in the top 2 bits, then slot, then generation. */
-enum { T_ROB = 0, T_SB = 1, T_PF = 2 };
-#define TAG(src, slot, gen) ((uint64_t)(src) << 62 | (uint64_t)(slot) << 32 | (uint32_t)(gen))
-#define TAG_SRC(t) ((uint32_t)((t) >> 62))
-#define TAG_SLOT(t) ((uint32_t)((t) >> 32) & 0x3fffffffu)
-#define TAG_GEN(t) ((uint32_t)(t))
-
-/* Miss levels a demand load holds while outstanding. */
-#define M_L1 1u
-#define M_L2 2u
-#define M_L3 4u
-
-#define STORE_FILTER 1024 /* buckets of the store-word filter */
-#define WORD_BUCKET(a) (((a) >> 3) & (STORE_FILTER - 1))
-
-struct ent {
-	uint64_t seq, addr, value;
-	uint32_t handle, gen;
-	uint32_t adep, vdep;  /* producers still awaited (CXS_KT_NO_DEP: none) */
-	uint8_t kind, op, size, state;
-	uint8_t replay, fwd, lfb, miss; /* miss: M_* held while outstanding */
+const struct cxs_cfg_key cxs_core_keys[] = {
+	{"core", "rob", CXS_CFG_UINT, "224", "Reorder buffer entries (instructions in flight).", NULL, 1, 1048576},
+	{"core", "lq", CXS_CFG_UINT, "128", "Load queue entries (DIKTAMO Table II).", NULL, 1, 1048576},
+	{"core", "sq", CXS_CFG_UINT, "72", "Store queue entries, store buffer included (DIKTAMO Table II).", NULL, 1, 1048576},
+	{"core", "lfb", CXS_CFG_UINT, "12", "Line fill buffers: L1 misses in flight per core.", NULL, 1, 64},
+	{"core", "l1_prefetch", CXS_CFG_BOOL, "true", "L1 next-line stream prefetcher.", NULL, 0, 0},
+	{"core", "l2_prefetch", CXS_CFG_BOOL, "true", "L2 stream prefetcher.", NULL, 0, 0},
+	{"core", "fault", CXS_CFG_ENUM, "none", "Fault injection for testing the litmus tests: fence_noop (fences drain nothing), sb_parallel (the store buffer drains all at once, out of order), no_replay (loads that performed out of order are kept), unordered (sb_parallel + no_replay).", "none|fence_noop|sb_parallel|no_replay|unordered", 0, 0},
 };
+const struct cxs_key_table cxs_core_key_table = CXS_KEY_TABLE(cxs_core_keys);
 
-struct sb_ent {
-	uint64_t addr, value;
-	uint8_t size, remote;
-};
-
-struct lfb_ent {
-	uint64_t line, tag;
-	uint8_t valid;
-};
-
-/* A producer (load or atomic) by handle: where it is in the window, or its value once retired. */
-struct prod {
-	uint32_t h, slot, gen;
-	bool retired;
-	uint64_t value;
-};
-
-struct cxs_core {
-	uint32_t node, id;
-	struct cxs_core_params p;
-	struct cxs_core_env env;
-	struct cxs_kt *kt;
-
-	struct ent *rob;          /* ring of p.rob */
-	uint32_t rob_head, rob_n, nloads, nstores;
-	uint64_t seq;             /* instructions dispatched */
-	uint32_t gen;
-
-	struct sb_ent *sb;        /* ring of p.sq */
-	uint32_t sb_head, sb_n;
-	uint32_t sb_group, sb_left; /* head transaction: stores in it, completions awaited */
-	uint64_t sb_pending[2];     /* which stores of the head transaction are in flight */
-	bool sb_held;
-	uint32_t sb_held_n;         /* the group the protocol held (sb_head returned false) */
-	bool sb_released;           /* ... and then released: issue exactly that group */
-	cxs_time sb_issued;
-
-	/*
-	 * Stores in the window or the buffer per 8-byte word (hashed): accesses
-	 * are aligned and at most 8 bytes, so a load can overlap a store only in
-	 * the same word, and an empty bucket proves there is nothing to forward.
-	 */
-	uint16_t store_words[STORE_FILTER];
-	uint32_t nwaiting;        /* loads and stores in S_WAIT */
-	struct prod prod[CXS_KT_MAX_INFLIGHT]; /* by handle % CXS_KT_MAX_INFLIGHT */
-	uint64_t nretired;        /* window entries retired: entry i of the window is number nretired + i */
-	uint64_t wait_lo;         /* no entry numbered below this is in S_WAIT */
-
-	struct lfb_ent lfb[64];
-	uint32_t l2pf_inflight;
-	uint64_t last_miss_line, last_l2_miss_line, last_pfm_line;
-
-	struct cxs_kop op;
-	bool have_op;
-	uint32_t compute_left;
-	uint8_t block;
-	cxs_time busy_until, wake_at, acc_t;
-	uint32_t n_miss[3];       /* outstanding demand loads that missed L1, L2, L3 */
-	bool counting, failed, done;
-	cxs_time roi_begin, roi_end;
-	char err[512];
-
-	uint64_t c[C_COUNT];
-	uint64_t *out[C_COUNT];
-};
+void cxs_core_configure(const struct cxs_config *cfg, struct cxs_core_params *p)
+{
+	cxs_core_default_params(p);
+	p->rob = (uint32_t)cxs_config_uint(cfg, "core", "rob");
+	p->lq = (uint32_t)cxs_config_uint(cfg, "core", "lq");
+	p->sq = (uint32_t)cxs_config_uint(cfg, "core", "sq");
+	p->lfb = (uint32_t)cxs_config_uint(cfg, "core", "lfb");
+	p->l1_prefetch = cxs_config_bool(cfg, "core", "l1_prefetch");
+	p->l2_prefetch = cxs_config_bool(cfg, "core", "l2_prefetch");
+	p->fault = (uint8_t)cxs_config_enum(cfg, "core", "fault");
+}
 
 void cxs_core_default_params(struct cxs_core_params *p)
 {
@@ -211,7 +105,7 @@ void cxs_core_default_params(struct cxs_core_params *p)
 
 /* ---- accounting ------------------------------------------------------------ */
 
-static void account(struct cxs_core *c, cxs_time now)
+void core_account(struct cxs_core *c, cxs_time now)
 {
 	if (now <= c->acc_t)
 		return;
@@ -259,12 +153,18 @@ static uint64_t window(const struct cxs_core *c)
 	return c->rob_n ? c->seq - c->rob[c->rob_head].seq : 0;
 }
 
+int core_request(struct cxs_core *c, cxs_time t, uint8_t op, uint64_t addr, uint8_t size,
+		 uint64_t value, uint64_t tag, uint8_t flags, uint32_t repl, char *err, size_t len)
+{
+	struct cxs_mem_req r = {.addr = addr, .value = value, .tag = tag, .issued = t,
+				.core = c->id, .op = op, .size = size, .flags = flags, .repl = repl};
+	return c->env.request(c->env.ctx, t, &r, err, len);
+}
+
 static int request(struct cxs_core *c, cxs_time t, uint8_t op, uint64_t addr, uint8_t size,
 		   uint64_t value, uint64_t tag, uint8_t flags, char *err, size_t len)
 {
-	struct cxs_mem_req r = {.addr = addr, .value = value, .tag = tag, .issued = t,
-				.core = c->id, .op = op, .size = size, .flags = flags};
-	return c->env.request(c->env.ctx, t, &r, err, len);
+	return core_request(c, t, op, addr, size, value, tag, flags, 0, err, len);
 }
 
 /* ---- line fill buffer and prefetchers -------------------------------------- */
@@ -366,18 +266,7 @@ static int forward(struct cxs_core *c, uint32_t idx, const struct ent *e, uint64
 		}
 		return -1;
 	}
-	for (uint32_t k = c->sb_n; k-- > 0;) { /* then the store buffer, youngest first */
-		const struct sb_ent *s = &c->sb[(c->sb_head + k) % c->p.sq];
-		if (s->addr >= e->addr + e->size || e->addr >= s->addr + s->size)
-			continue;
-		if (s->addr <= e->addr && e->addr + e->size <= s->addr + s->size) {
-			uint64_t v = s->value >> (8 * (e->addr - s->addr));
-			*value = e->size < 8 ? v & ((UINT64_C(1) << (8 * e->size)) - 1) : v;
-			return 1;
-		}
-		return -1;
-	}
-	return 0;
+	return sb_forward(c, e->addr, e->size, value); /* then the store buffer */
 }
 
 /*
@@ -553,97 +442,6 @@ static int issue_waiting(struct cxs_core *c, cxs_time now, char *err, size_t len
 	return 0;
 }
 
-/* ---- store buffer -------------------------------------------------------------- */
-
-static void sb_stores(const struct cxs_core *c, struct cxs_sb_store *out, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		const struct sb_ent *s = &c->sb[(c->sb_head + i) % c->p.sq];
-		out[i] = (struct cxs_sb_store){s->addr, s->value, s->size, s->remote};
-	}
-}
-
-/* Starts the head transaction: consecutive stores to the head's line coalesce. */
-static int sb_drain(struct cxs_core *c, cxs_time now, char *err, size_t len)
-{
-	if (c->sb_left || c->sb_n == 0 || c->sb_held)
-		return 0;
-	uint64_t line = c->sb[c->sb_head].addr >> CXS_LINE_SHIFT;
-	uint32_t n = 1;
-	while (n < c->sb_n && (c->sb[(c->sb_head + n) % c->p.sq].addr >> CXS_LINE_SHIFT == line ||
-			       c->p.fault == CXS_CORE_FAULT_SB_PARALLEL ||
-			       c->p.fault == CXS_CORE_FAULT_UNORDERED))
-		n++;
-	struct cxs_sb_store group[128];
-	if (n > 128)
-		n = 128;
-	if (c->sb_released) {
-		n = c->sb_held_n; /* what the protocol saw, even if the group grew since */
-		c->sb_released = false;
-	} else if (c->env.sb_head) {
-		sb_stores(c, group, n);
-		if (!c->env.sb_head(c->env.ctx, c->id, now, group, n)) {
-			c->sb_held = true;
-			c->sb_held_n = n;
-			return 0;
-		}
-	}
-	c->sb_group = c->sb_left = n;
-	c->sb_pending[0] = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
-	c->sb_pending[1] = n <= 64 ? 0 : n >= 128 ? UINT64_MAX : (UINT64_C(1) << (n - 64)) - 1;
-	c->sb_issued = now;
-	if (c->counting) {
-		c->c[C_sb_transactions]++;
-		c->c[C_sb_coalesced] += n - 1;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct sb_ent *s = &c->sb[(c->sb_head + i) % c->p.sq];
-		uint8_t flags = i == n - 1 && c->p.write_through && s->remote ? CXS_REQ_WT : 0;
-		if (request(c, now, CXS_OP_STORE, s->addr, s->size, s->value,
-			    TAG(T_SB, i, ++c->gen), flags, err, len) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int sb_done_one(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, size_t len)
-{
-	if (idx >= c->sb_group || !(c->sb_pending[idx / 64] >> (idx % 64) & 1)) {
-		snprintf(err, len, "node %u core %u: completion of store %u of a store-buffer "
-			 "transaction that does not have it in flight", c->node, c->id, idx);
-		return -1;
-	}
-	c->sb_pending[idx / 64] &= ~(UINT64_C(1) << (idx % 64));
-	if (--c->sb_left > 0)
-		return 0;
-	uint32_t n = c->sb_group;
-	if (c->env.commit) {
-		struct cxs_sb_store group[128];
-		sb_stores(c, group, n);
-		c->env.commit(c->env.ctx, c->id, now, group, n);
-	}
-	if (c->counting)
-		c->c[C_sb_drain_ps_total] += now - c->sb_issued;
-	for (uint32_t i = 0; i < n; i++)
-		c->store_words[WORD_BUCKET(c->sb[(c->sb_head + i) % c->p.sq].addr)]--;
-	c->sb_head = (c->sb_head + n) % c->p.sq;
-	c->sb_n -= n;
-	c->sb_group = 0;
-	return sb_drain(c, now, err, len);
-}
-
-int cxs_core_sb_release(struct cxs_core *c, cxs_time now, char *err, size_t errlen)
-{
-	account(c, now);
-	if (!c->sb_held)
-		return 0;
-	c->sb_held = false;
-	c->sb_released = true;
-	if (sb_drain(c, now, err, errlen) != 0)
-		return -1;
-	return cxs_core_step(c, now, err, errlen);
-}
-
 /* The exclusive prefetch of a store whose address is known (once per line in a row). */
 static int store_prefetch(struct cxs_core *c, cxs_time now, uint64_t addr, uint8_t size,
 			  char *err, size_t len)
@@ -659,24 +457,65 @@ static int store_prefetch(struct cxs_core *c, cxs_time now, uint64_t addr, uint8
 	return 0;
 }
 
+/*
+ * An atomic at the head of an empty window. Under a protocol that replicates,
+ * a remote atomic is replicated first (its operand travels in the REPL, its
+ * result in the VAL, which the CN sends when it is performed) and issued once
+ * every REPL_ACK is in (core_atomic_replicated). Under WT a remote atomic is
+ * written through like a store: it completes when its MN has the new value.
+ */
+static int issue_atomic(struct cxs_core *c, cxs_time now, struct ent *e, char *err, size_t len)
+{
+	uint32_t id = 0;
+	bool remote = c->env.remote(c->env.ctx, e->addr);
+	if (c->p.protocol == CXS_PROTO_WT && remote)
+		return core_request(c, now, e->op, e->addr, e->size, e->value,
+				    TAG(T_ROB, (uint32_t)(e - c->rob), e->gen), CXS_REQ_WT, 0, err,
+				    len);
+	if (sb_replicates(c) && remote) {
+		struct cxs_sb_store st = {e->addr, e->value, e->size, true};
+		if (!c->env.replicate) {
+			snprintf(err, len, "node %u core %u: a protocol that replicates, but the CN has no "
+				 "replication", c->node, c->id);
+			return -1;
+		}
+		if (c->env.replicate(c->env.ctx, c->id, now, &st, 1, CXS_REPL_ATOMIC | CXS_REPL_AT_HEAD,
+				     &id, err, len) != 0)
+			return -1;
+		if (!c->p.commit_before_ack) {
+			c->atomic_repl = id;
+			c->atomic_slot = (uint32_t)(e - c->rob);
+			return 0;
+		}
+	}
+	return core_request(c, now, e->op, e->addr, e->size, e->value,
+			    TAG(T_ROB, (uint32_t)(e - c->rob), e->gen), 0, id, err, len);
+}
+
+int core_atomic_replicated(struct cxs_core *c, cxs_time now, uint32_t id, char *err, size_t len)
+{
+	if (!c->atomic_repl || c->atomic_repl != id)
+		return 0;
+	struct ent *e = &c->rob[c->atomic_slot];
+	c->atomic_repl = 0;
+	if (core_request(c, now, e->op, e->addr, e->size, e->value,
+			 TAG(T_ROB, c->atomic_slot, e->gen), 0, id, err, len) != 0)
+		return -1;
+	return 1;
+}
+
 /* ---- retirement ------------------------------------------------------------------ */
 
-static void retire(struct cxs_core *c, cxs_time now)
+static int retire(struct cxs_core *c, cxs_time now, char *err, size_t len)
 {
 	while (c->rob_n) {
 		struct ent *e = &c->rob[c->rob_head];
 		if (e->state != S_DONE)
-			return;
+			return 0;
 		if (e->kind == K_STORE) {
-			struct sb_ent *s = &c->sb[(c->sb_head + c->sb_n) % c->p.sq];
-			*s = (struct sb_ent){e->addr, e->value, e->size,
-					     c->env.remote(c->env.ctx, e->addr)};
-			c->sb_n++;
 			c->nstores--;
-			if (c->env.sb_enter) {
-				struct cxs_sb_store st = {s->addr, s->value, s->size, s->remote};
-				c->env.sb_enter(c->env.ctx, c->id, now, &st);
-			}
+			if (sb_push(c, e, now, err, len) != 0)
+				return -1;
 		} else {
 			struct prod *p = &c->prod[e->handle % CXS_KT_MAX_INFLIGHT];
 			if (p->h == e->handle) {
@@ -691,15 +530,16 @@ static void retire(struct cxs_core *c, cxs_time now)
 		c->rob_n--;
 		c->nretired++;
 	}
+	return 0;
 }
 
 /* ---- the frontend ------------------------------------------------------------------ */
 
-static struct ent *alloc(struct cxs_core *c, uint8_t kind)
+static struct ent *alloc(struct cxs_core *c, uint8_t kind, cxs_time now)
 {
 	struct ent *e = &c->rob[(c->rob_head + c->rob_n) % c->p.rob];
 	*e = (struct ent){.seq = c->seq++, .kind = kind, .gen = ++c->gen, .adep = CXS_KT_NO_DEP,
-			  .vdep = CXS_KT_NO_DEP};
+			  .vdep = CXS_KT_NO_DEP, .t_disp = now};
 	c->rob_n++;
 	c->c[C_instructions] += c->counting;
 	return e;
@@ -753,7 +593,7 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				c->block = B_LQ;
 				return 0;
 			}
-			struct ent *e = alloc(c, K_LOAD);
+			struct ent *e = alloc(c, K_LOAD, now);
 			e->addr = op->addr;
 			e->size = op->size;
 			e->handle = op->n;
@@ -780,11 +620,11 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				c->block = B_ROB;
 				return 0;
 			}
-			if (c->nstores + c->sb_n >= c->p.sq) {
+			if (c->nstores + sb_count(c) >= c->p.sq) {
 				c->block = B_SQ;
 				return 0;
 			}
-			struct ent *e = alloc(c, K_STORE);
+			struct ent *e = alloc(c, K_STORE, now);
 			e->addr = op->addr;
 			e->size = op->size;
 			e->value = op->value;
@@ -817,9 +657,10 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 		case CXS_KOP_FENCE:
 		case CXS_KOP_ROI_END:
 			/* Everything older must be done and the store buffer empty. */
-			retire(c, now);
+			if (retire(c, now, err, len) != 0)
+				return -1;
 			bool ignore = op->kind == CXS_KOP_FENCE && c->p.fault == CXS_CORE_FAULT_FENCE_NOOP;
-			if ((c->rob_n || c->sb_n) && !ignore) {
+			if ((c->rob_n || sb_count(c)) && !ignore) {
 				c->block = B_DRAIN;
 				return 0;
 			}
@@ -829,11 +670,11 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				c->c[C_fences] += c->counting;
 				c->c[C_instructions] += c->counting;
 			} else if (op->kind == CXS_KOP_ROI_END) {
-				account(c, now);
+				core_account(c, now);
 				c->counting = false;
 				c->roi_end = now;
 			} else {
-				struct ent *e = alloc(c, K_ATOMIC);
+				struct ent *e = alloc(c, K_ATOMIC, now);
 				e->addr = op->addr;
 				e->size = op->size;
 				e->value = op->value;
@@ -841,16 +682,15 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				e->adep = e->vdep = CXS_KT_NO_DEP;
 				note_producer(c, e);
 				e->state = S_ISSUED;
+				e->op = op->kind == CXS_KOP_SWAP ? CXS_OP_SWAP : CXS_OP_FETCH_ADD;
 				c->c[C_atomics] += c->counting;
-				if (request(c, now,
-					    op->kind == CXS_KOP_SWAP ? CXS_OP_SWAP : CXS_OP_FETCH_ADD,
-					    op->addr, op->size, op->value, TAG(T_ROB, c->rob_head, e->gen),
-					    0, err, len) != 0)
+				if (issue_atomic(c, now, e, err, len) != 0)
 					return -1;
 			}
 			break;
 		case CXS_KOP_WAIT:
-			retire(c, now);
+			if (retire(c, now, err, len) != 0)
+				return -1;
 			if (!cxs_kt_ready(c->kt, op->n)) {
 				c->block = B_VALUE;
 				return 0;
@@ -858,7 +698,7 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 			c->have_op = false;
 			break;
 		case CXS_KOP_ROI_BEGIN:
-			account(c, now);
+			core_account(c, now);
 			roi_begin(c, now);
 			c->have_op = false;
 			break;
@@ -879,10 +719,11 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 
 int cxs_core_step(struct cxs_core *c, cxs_time now, char *err, size_t errlen)
 {
-	account(c, now);
+	core_account(c, now);
 	if (c->wake_at <= now)
 		c->wake_at = 0;
-	retire(c, now);
+	if (retire(c, now, err, errlen) != 0)
+		return -1;
 	if (sb_drain(c, now, err, errlen) != 0 || issue_waiting(c, now, err, errlen) != 0)
 		return -1;
 	if (c->done || c->failed || now < c->busy_until)
@@ -890,14 +731,15 @@ int cxs_core_step(struct cxs_core *c, cxs_time now, char *err, size_t errlen)
 	if (frontend(c, now, err, errlen) != 0)
 		return -1;
 	/* Stores it dispatched are ready: into the buffer, and drain. */
-	retire(c, now);
+	if (retire(c, now, err, errlen) != 0)
+		return -1;
 	return sb_drain(c, now, err, errlen);
 }
 
 int cxs_core_complete(struct cxs_core *c, cxs_time now, const struct cxs_mem_req *r,
 		      uint64_t value, char *err, size_t errlen)
 {
-	account(c, now);
+	core_account(c, now);
 	uint64_t tag = r->tag;
 	switch (TAG_SRC(tag)) {
 	case T_ROB: {
@@ -924,7 +766,7 @@ int cxs_core_complete(struct cxs_core *c, cxs_time now, const struct cxs_mem_req
 		break;
 	}
 	case T_SB:
-		if (sb_done_one(c, now, TAG_SLOT(tag), err, errlen) != 0)
+		if (sb_complete(c, now, tag, err, errlen) != 0)
 			return -1;
 		break;
 	default: /* prefetches */
@@ -985,12 +827,14 @@ struct cxs_core *cxs_core_new(uint32_t node, uint32_t id, const struct cxs_core_
 	for (uint32_t i = 0; i < CXS_KT_MAX_INFLIGHT; i++)
 		c->prod[i].h = CXS_KT_NO_DEP; /* names no handle */
 	c->rob = calloc(p->rob, sizeof *c->rob);
-	c->sb = calloc(p->sq, sizeof *c->sb);
-	if (!c->rob || !c->sb)
+	c->proto = sb_protocol_of(p->protocol);
+	if (!c->rob || sb_init(c) != 0)
 		goto oom;
 	if (st) {
 		char group[32];
 		snprintf(group, sizeof group, "core%u", id);
+		if (cxs_stats_instance(st, group, "core", id) != 0) /* row `id` of group core */
+			goto oom;
 		for (int i = 0; i < C_COUNT; i++)
 			c->out[i] = cxs_stats_counter(st, group, counter_name[i], counter_unit[i],
 						      counter_doc[i]);
@@ -1007,7 +851,7 @@ void cxs_core_free(struct cxs_core *c)
 	if (!c)
 		return;
 	free(c->rob);
-	free(c->sb);
+	sb_free(c);
 	free(c);
 }
 
@@ -1020,7 +864,7 @@ void cxs_core_finish_counters(struct cxs_core *c)
 
 bool cxs_core_done(const struct cxs_core *c)
 {
-	return c->done && c->rob_n == 0 && c->sb_n == 0;
+	return c->done && c->rob_n == 0 && sb_count(c) == 0;
 }
 
 bool cxs_core_failed(const struct cxs_core *c)
@@ -1049,8 +893,8 @@ int cxs_core_describe(const struct cxs_core *c, char *buf, size_t len)
 	return snprintf(buf, len,
 			"core %u: %s, %" PRIu64 " instr, window %u (%u ld, %u st), SB %u%s, "
 			"oldest %s %#" PRIx64 " %s",
-			c->id, block_name[c->block], c->seq, c->rob_n, c->nloads, c->nstores, c->sb_n,
-			c->sb_held ? " (head held)" : "",
+			c->id, block_name[c->block], c->seq, c->rob_n, c->nloads, c->nstores, c->sb.n,
+			c->sb.held ? " (head held)" : "",
 			!h ? "-" : h->kind == K_LOAD ? "load" : h->kind == K_STORE ? "store" : "atomic",
 			h ? h->addr : 0,
 			!h ? "" : h->state == S_WAIT ? "waiting to issue" : h->state == S_ISSUED ? "in flight" : "done");

@@ -9,6 +9,7 @@
  * private_base + 8 (c * private_words + i).
  */
 #include "cxlsim/tester.h"
+#include "cxlsim/model.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +19,39 @@
 #define WORDS_PER_LINE (CXS_LINE_BYTES / 8)
 
 static const char *const op_name[] = {"load", "store", "store", "fetch_add"};
+
+const struct cxs_cfg_key cxs_tester_keys[] = {
+	{"tester", "ops", CXS_CFG_UINT, "20000", "Operations per core.", NULL, 0, 1e15},
+	{"tester", "stamp_lines", CXS_CFG_UINT, "16", "Shared lines written with write-order stamps.", NULL, 1, 1e6},
+	{"tester", "counters", CXS_CFG_UINT, "4", "Shared fetch-and-add counters (one line).", NULL, 0, CXS_TESTER_MAX_COUNTERS},
+	{"tester", "private_words", CXS_CFG_UINT, "64", "Private words per core.", NULL, 0, 1e6},
+	{"tester", "load_share", CXS_CFG_DOUBLE, "0.5", "Share of loads among stamp-line operations.", NULL, 0, 1},
+	{"tester", "rmw_share", CXS_CFG_DOUBLE, "0.15", "Share of operations on the counters.", NULL, 0, 1},
+	{"tester", "private_share", CXS_CFG_DOUBLE, "0.1", "Share of operations on private words.", NULL, 0, 1},
+	{"tester", "max_think_cycles", CXS_CFG_UINT, "20", "Uniform random delay before each operation, in core cycles.", NULL, 0, 1e9},
+};
+const struct cxs_key_table cxs_tester_key_table = CXS_KEY_TABLE(cxs_tester_keys);
+
+int cxs_tester_configure(const struct cxs_config *cfg, struct cxs_tester_params *p, char *err,
+			 size_t errlen)
+{
+	*p = (struct cxs_tester_params){
+		.ops = cxs_config_uint(cfg, "tester", "ops"),
+		.stamp_lines = (uint32_t)cxs_config_uint(cfg, "tester", "stamp_lines"),
+		.counters = (uint32_t)cxs_config_uint(cfg, "tester", "counters"),
+		.private_words = (uint32_t)cxs_config_uint(cfg, "tester", "private_words"),
+		.load_share = cxs_config_double(cfg, "tester", "load_share"),
+		.rmw_share = cxs_config_double(cfg, "tester", "rmw_share"),
+		.private_share = cxs_config_double(cfg, "tester", "private_share"),
+		.max_think_cycles = (uint32_t)cxs_config_uint(cfg, "tester", "max_think_cycles"),
+	};
+	if (p->rmw_share + p->private_share > 1) {
+		snprintf(err, errlen, "%s: tester.rmw_share + tester.private_share must not exceed 1",
+			 cxs_config_origin(cfg, "tester", "rmw_share"));
+		return -1;
+	}
+	return 0;
+}
 
 int cxs_tester_init(struct cxs_tester *t, const struct cxs_tester_params *p, uint32_t node,
 		    uint32_t core, struct cxs_stats *st)

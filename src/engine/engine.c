@@ -44,12 +44,33 @@
  * alone on its rank (otherwise its rank-mates die with it).
  *
  * External kills (kill -9 at any moment). The agreement picks w_star, the
- * highest window whose reduction some survivor completed, and hands its result
- * to those that had not, so all survivors compute the same bounds; the failure
- * notice is delivered at the largest of those bounds (no survivor has handled
- * anything past it). A dead rank's batch is kept by its one destination if it
- * arrives, else dropped (counted as lost_batches): each of its messages is
- * treated one way by everyone, because only its destination ever sees it.
+ * number of reductions the most advanced survivor completed, and hands the
+ * result of reduction w_star - 1 to those that had not, so all survivors
+ * compute the same bounds. The dead rank took part in reduction w_star - 1, so
+ * it had finished that window and announced its batches, which are delivered
+ * (a batch that never arrives is counted as lost_batches: the one inexact
+ * case); its next window never completed anywhere, so its batches of that
+ * window are announced by no reduction and dropped everywhere. Its T_f is
+ * therefore its bound for window w_star - 1 (dead_rank_tf), and the notice
+ * reaches the survivors at the largest of their bounds for window w_star
+ * (T_n >= T_f, engine.h): no survivor has handled anything past T_n.
+ *
+ * --fail NODE@TIME (a fail-stop inside a live process, np = 1 included) caps
+ * the bounds like a kill; at the first boundary where every eff >= TIME every
+ * rank marks the node dead, queues the notices at TIME, and from then on the
+ * node's events are discarded unhandled, so the survivors see exactly what an
+ * injected kill of the node at TIME shows them.
+ *
+ * Time series (cfg.sample_interval = I > 0). Node n's sample k is its
+ * selected counters after every event it handled before k * I. handle()
+ * checks, per event, whether the event is at or past the node's next boundary
+ * and records the samples of every boundary up to it first, so the cost when
+ * sampling is off is one comparison per event, and no event is ever created:
+ * the checksum cannot change. Because a node's counters change only in its
+ * own events, the samples do not depend on the mapping. At the end of the run
+ * every node records its boundaries up to this rank's last event time and one
+ * more, which holds its final values; the writer extends every node to the
+ * run's common sample count with that last sample (h5out.h, /series).
  *
  * Output (output.c). At the end every live rank sends its nodes' counters and
  * its engine figures to the writer (the lowest live rank), which builds the
@@ -196,43 +217,13 @@ struct cxs_stats *cxs_lp_stats(struct cxs_lp *lp)
 {
 	return lp->stats;
 }
+void *cxs_lp_ctx(const struct cxs_lp *lp)
+{
+	return lp->eng->cfg.type_ctx;
+}
 bool cxs_node_alive(const struct cxs_lp *lp, uint32_t node)
 {
 	return node < lp->eng->cfg.nnodes && lp->eng->node_alive[node];
-}
-
-/* Wire record of one event in a batch; the payload follows, padded to 8. */
-struct wire_ev {
-	uint64_t time;
-	uint64_t seq;
-	uint32_t src;
-	uint32_t dst;
-	uint32_t type;
-	uint32_t size;
-};
-_Static_assert(sizeof(struct wire_ev) == 32, "batch records have a 32-byte header");
-
-static void batch_append(struct batch_buf *b, const struct wire_ev *w, const void *data)
-{
-	size_t pay = (w->size + 7u) & ~(size_t)7;
-	size_t need = b->len + sizeof *w + pay;
-	if (need > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < need)
-			cap *= 2;
-		unsigned char *d = realloc(b->data, cap);
-		if (!d)
-			cxs_bug(NULL, "out of memory for a batch of %zu bytes", cap);
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, w, sizeof *w);
-	if (w->size)
-		memcpy(b->data + b->len + sizeof *w, data, w->size);
-	if (pay > w->size)
-		memset(b->data + b->len + sizeof *w + w->size, 0, pay - w->size);
-	b->len = need;
-	b->nevents++;
 }
 
 static void enqueue_local(struct cxs_engine *e, cxs_time t, uint64_t seq, uint32_t src,
@@ -247,9 +238,7 @@ static void enqueue_local(struct cxs_engine *e, cxs_time t, uint64_t seq, uint32
 	ev->src = src;
 	ev->dst = dst;
 	ev->type = type;
-	ev->size = size;
-	if (size)
-		memcpy(ev->data, data, size);
+	engine_store_payload(ev, data, size);
 	if (cxs_eq_push(&e->eq, slot) != 0)
 		cxs_bug(NULL, "out of memory for the event queue");
 }
@@ -264,9 +253,9 @@ void cxs_send_at(struct cxs_lp *lp, uint32_t dst, cxs_time delay, uint32_t type,
 	if (dst >= e->cfg.nnodes || dst == lp->id)
 		cxs_bug_at(lp, file, line, "send to invalid node %u (self or >= %u)", dst,
 			   e->cfg.nnodes);
-	if (size > CXS_EVENT_PAYLOAD_MAX)
-		cxs_bug_at(lp, file, line, "payload of %u bytes exceeds %d", size,
-			   CXS_EVENT_PAYLOAD_MAX);
+	if (size > CXS_EVENT_PAYLOAD_BIG_MAX)
+		cxs_bug_at(lp, file, line, "payload of %u bytes exceeds %u", size,
+			   (unsigned)CXS_EVENT_PAYLOAD_BIG_MAX);
 	cxs_time t = e->now + delay;
 	if (t < e->now || t >= e->cfg.end_time) {
 		(*lp->c_dropped_end)++;
@@ -296,8 +285,8 @@ void cxs_schedule(struct cxs_lp *lp, cxs_time delay, uint32_t type, const void *
 		  uint32_t size)
 {
 	struct cxs_engine *e = lp->eng;
-	if (size > CXS_EVENT_PAYLOAD_MAX)
-		cxs_bug(lp, "payload of %u bytes exceeds %d", size, CXS_EVENT_PAYLOAD_MAX);
+	if (size > CXS_EVENT_PAYLOAD_BIG_MAX)
+		cxs_bug(lp, "payload of %u bytes exceeds %u", size, (unsigned)CXS_EVENT_PAYLOAD_BIG_MAX);
 	cxs_time t = e->now + delay;
 	if (t < e->now || t >= e->cfg.end_time) {
 		(*lp->c_dropped_end)++;
@@ -336,6 +325,11 @@ static int validate(const struct cxs_engine_config *c, int nranks, char *err, si
 		return snprintf(err, errlen, "engine.failure_timeout must be > 0"), -1;
 	if (!c->type_of)
 		return snprintf(err, errlen, "no node types"), -1;
+	if (c->sample_interval) {
+		char why[200];
+		if (cxs_stats_patterns_check(c->sample, why, sizeof why) != 0)
+			return snprintf(err, errlen, "output.sample: %s", why), -1;
+	}
 	for (uint32_t n = 0; c->rank_map && n < c->nnodes; n++)
 		if (c->rank_map[n] >= (uint32_t)nranks)
 			return snprintf(err, errlen,
@@ -348,7 +342,7 @@ static int validate(const struct cxs_engine_config *c, int nranks, char *err, si
 					c->kills[k].node, (unsigned long long)c->kills[k].time,
 					c->kills[k].node, c->nnodes),
 			       -1;
-		if (nranks < 2)
+		if (nranks < 2 && !c->kills[k].fail_only)
 			return snprintf(err, errlen,
 					"--kill needs at least 2 ranks: the killed node's rank dies and the others continue"),
 			       -1;
@@ -406,6 +400,9 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 		lp->stats = cxs_stats_new();
 		if (!lp->stats)
 			cxs_bug(NULL, "out of memory for statistics");
+		lp->next_sample = cfg->sample_interval ? 0 : CXS_TIME_INF;
+		if (cfg->sample_interval && cxs_stats_sample_select(lp->stats, cfg->sample) != 0)
+			cxs_bug(NULL, "out of memory for the time-series selection");
 		uint64_t x = cfg->seed ^ (UINT64_C(0x2545f4914f6cdd1d) * (n + 1));
 		for (int k = 0; k < 4; k++)
 			lp->rng[k] = splitmix64(&x);
@@ -429,6 +426,7 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	e->tmp = engine_xcalloc(e->rl.total, sizeof(uint64_t));
 	e->sendbuf = engine_xcalloc(e->rl.total, sizeof(uint64_t));
 	e->done_result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->prev_result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
 	e->last.dead_bits = engine_xcalloc(e->rl.bitmap_words, sizeof(uint64_t));
 	e->last.result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
 	e->out = engine_xcalloc((size_t)nranks, sizeof *e->out);
@@ -457,8 +455,10 @@ void cxs_engine_free(struct cxs_engine *e)
 	}
 	for (int r = 0; r < e->nranks; r++)
 		free(e->out[r].data);
-	for (size_t i = 0; i < e->nfailbatches; i++)
+	for (size_t i = 0; i < e->nfailbatches; i++) {
 		free(e->failbatches[i].nodes);
+		free(e->failbatches[i].times);
+	}
 	free(e->failbatches);
 	free(e->failures);
 	free(e->lps);
@@ -471,6 +471,7 @@ void cxs_engine_free(struct cxs_engine *e)
 	free(e->tmp);
 	free(e->sendbuf);
 	free(e->done_result);
+	free(e->prev_result);
 	free(e->last.dead_bits);
 	free(e->last.result);
 	free(e->out);
@@ -548,11 +549,68 @@ static void rebuild_live(struct cxs_engine *e)
 			e->live[e->nlive++] = r;
 }
 
+static void add_failure_rec(struct cxs_engine *e, uint32_t node, cxs_time t, const char *cause)
+{
+	if (e->nfailures == e->cap_failures) {
+		e->cap_failures = e->cap_failures ? 2 * e->cap_failures : 8;
+		e->failures = realloc(e->failures, e->cap_failures * sizeof *e->failures);
+		if (!e->failures)
+			cxs_bug(NULL, "out of memory");
+	}
+	e->failures[e->nfailures++] = (struct failure_rec){
+		.node = node, .rank = e->node_rank[node], .epoch = e->epoch, .time = t,
+		.detected_wall_s = comm_now() - e->t_start, .cause = cause};
+}
+
+/* Queues the batch's notice for every surviving local node at fb.time; takes fb. */
+static void post_notices(struct cxs_engine *e, struct fail_batch fb)
+{
+	struct fail_batch *fbs = realloc(e->failbatches, (e->nfailbatches + 1) * sizeof *fbs);
+	if (!fbs)
+		cxs_bug(NULL, "out of memory");
+	e->failbatches = fbs;
+	uint32_t idx = (uint32_t)e->nfailbatches;
+	e->failbatches[e->nfailbatches++] = fb;
+	/* One notice per surviving local node, ordered after its own events at fb.time. */
+	for (uint32_t i = 0; i < e->nlocal; i++)
+		if (e->node_alive[e->local_ids[i]])
+			enqueue_local(e, fb.time, ((uint64_t)idx << 32) | e->local_ids[i],
+				      CXS_SRC_ENGINE, e->local_ids[i], EV_FAILURE_NOTICE, &idx,
+				      sizeof idx);
+}
+
+/*
+ * The fail-stop time of a rank that died after taking part in reduction
+ * w_star - 1 (engine.h, "Failures are exact fail-stops"): its bound for that
+ * window, a function of the result of reduction w_star - 2, which every
+ * survivor holds (it completed w_star - 2 or adopts w_star - 1 on top of it).
+ * Window 0 is initialisation: with no earlier reduction the rank handled no
+ * event, T_f = 0.
+ */
+static cxs_time dead_rank_tf(const struct cxs_engine *e, const struct decision *d, int rank,
+			     int nlive_before)
+{
+	if (!d->has_result || d->w_star < 2)
+		return 0;
+	const uint64_t *res;
+	if (e->w_red == d->w_star)
+		res = e->prev_result;
+	else if (e->w_red + 1 == d->w_star)
+		res = e->done_result;
+	else
+		cxs_bug(NULL, "agreement on window %llu reached a rank that completed only %llu",
+			(unsigned long long)d->w_star, (unsigned long long)e->w_red);
+	struct cxs_engine tmp = *e; /* bound_for reads nlive: the dead rank's, before the decision */
+	tmp.nlive = nlive_before;
+	return bound_for(&tmp, (uint64_t *)res, rank);
+}
+
 void engine_on_decision(struct cxs_engine *e)
 {
 	struct decision *d = &e->last;
 	e->epoch = (uint32_t)d->round;
 	bool any = false;
+	int nlive_before = e->nlive;
 	uint8_t *newly = engine_xcalloc((size_t)e->nranks, 1);
 	for (int r = 0; r < e->nranks; r++)
 		if (e->alive[r] && (d->dead_bits[r / 64] >> (r % 64) & 1)) {
@@ -566,9 +624,9 @@ void engine_on_decision(struct cxs_engine *e)
 		return;
 	}
 	/*
-	 * Failure time: no survivor has handled anything at or past its bound for
-	 * window w_star, so the largest such bound is the earliest time at which
-	 * every survivor can learn of the failure in simulated time.
+	 * Notice time T_n: no survivor has handled anything at or past its bound
+	 * for window w_star, so the largest such bound is the earliest time at
+	 * which every survivor can learn of the failure in simulated time.
 	 */
 	cxs_time t_fail = 0;
 	if (d->has_result)
@@ -577,32 +635,31 @@ void engine_on_decision(struct cxs_engine *e)
 			if (b > t_fail)
 				t_fail = b;
 		}
-	double wall = comm_now() - e->t_start;
 	struct fail_batch fb = {.time = t_fail};
 	fb.nodes = engine_xcalloc(e->cfg.nnodes, sizeof *fb.nodes);
+	fb.times = engine_xcalloc(e->cfg.nnodes, sizeof *fb.times);
 	for (uint32_t n = 0; n < e->cfg.nnodes; n++) {
-		if (!newly[e->node_rank[n]])
+		if (!newly[e->node_rank[n]] || !e->node_alive[n])
 			continue;
 		e->node_alive[n] = 0;
-		fb.nodes[fb.n++] = n;
 		const char *cause = "silent";
+		cxs_time tf = dead_rank_tf(e, d, (int)e->node_rank[n], nlive_before);
 		if (e->kill_pending >= 0) {
 			for (size_t k = (size_t)e->kill_pending; k < e->cfg.nkills; k++)
-				if (e->node_rank[e->cfg.kills[k].node] == e->node_rank[n] &&
+				if (!e->cfg.kills[k].fail_only &&
+				    e->node_rank[e->cfg.kills[k].node] == e->node_rank[n] &&
 				    e->cfg.kills[k].time == t_fail) {
+					/* The cap held every rank at the kill time: T_f = T_n. */
 					cause = "injected";
+					tf = t_fail;
 					e->kill_fired = true;
 				}
 		}
-		if (e->nfailures == e->cap_failures) {
-			e->cap_failures = e->cap_failures ? 2 * e->cap_failures : 8;
-			e->failures = realloc(e->failures, e->cap_failures * sizeof *e->failures);
-			if (!e->failures)
-				cxs_bug(NULL, "out of memory");
-		}
-		e->failures[e->nfailures++] = (struct failure_rec){
-			.node = n, .rank = e->node_rank[n], .epoch = e->epoch, .time = t_fail,
-			.detected_wall_s = wall, .cause = cause};
+		if (tf > t_fail)
+			tf = t_fail;
+		fb.nodes[fb.n] = n;
+		fb.times[fb.n++] = tf;
+		add_failure_rec(e, n, tf, cause);
 	}
 	/*
 	 * Tell the newly dead that they are out. A rank that was only descheduled
@@ -628,23 +685,88 @@ void engine_on_decision(struct cxs_engine *e)
 		e->kill_fired = true;
 	cxs_log(CXS_LOG_WARN, t_fail, "%zu node(s) failed; %d rank(s) continue (epoch %u)", fb.n,
 		e->nlive, e->epoch);
-	struct fail_batch *fbs = realloc(e->failbatches, (e->nfailbatches + 1) * sizeof *fbs);
-	if (!fbs)
-		cxs_bug(NULL, "out of memory");
-	e->failbatches = fbs;
-	uint32_t idx = (uint32_t)e->nfailbatches;
-	e->failbatches[e->nfailbatches++] = fb;
-	/* One notice per surviving local node, ordered after its own events at t_fail. */
-	for (uint32_t i = 0; i < e->nlocal; i++)
-		enqueue_local(e, t_fail, ((uint64_t)idx << 32) | e->local_ids[i], CXS_SRC_ENGINE,
-			      e->local_ids[i], EV_FAILURE_NOTICE, &idx, sizeof idx);
+	if (fb.n == 0) {
+		free(fb.nodes);
+		free(fb.times);
+		return;
+	}
+	post_notices(e, fb);
+}
+
+/* Moves past the pending kill or fail to the next one whose node is still alive. */
+static void next_pending_kill(struct cxs_engine *e)
+{
+	e->kill_pending++;
+	while ((size_t)e->kill_pending < e->cfg.nkills &&
+	       !e->node_alive[e->cfg.kills[e->kill_pending].node])
+		e->kill_pending++;
+	if ((size_t)e->kill_pending >= e->cfg.nkills)
+		e->kill_pending = -1;
+}
+
+/*
+ * --fail NODE@TIME entries due now (every rank reaches this at the same window
+ * boundary, the first whose reduction shows every eff >= TIME, so all apply
+ * them alike without an agreement). The node handles nothing from TIME on;
+ * its rank lives on. Returns whether the pending entry moved.
+ */
+static bool apply_fails(struct cxs_engine *e, cxs_time gmin)
+{
+	bool moved = false;
+	while (e->kill_pending >= 0 && e->cfg.kills[e->kill_pending].fail_only &&
+	       gmin >= e->cfg.kills[e->kill_pending].time) {
+		const struct cxs_kill *k = &e->cfg.kills[e->kill_pending];
+		if (e->node_alive[k->node]) {
+			struct fail_batch fb = {.time = k->time, .n = 1};
+			fb.nodes = engine_xcalloc(1, sizeof *fb.nodes);
+			fb.times = engine_xcalloc(1, sizeof *fb.times);
+			fb.nodes[0] = k->node;
+			fb.times[0] = k->time;
+			e->node_alive[k->node] = 0;
+			add_failure_rec(e, k->node, k->time, "failed");
+			cxs_log(CXS_LOG_WARN, k->time, "node %u fail-stops (--fail); its rank %u goes on",
+				k->node, e->node_rank[k->node]);
+			post_notices(e, fb);
+		}
+		moved = true;
+		next_pending_kill(e);
+	}
+	return moved;
 }
 
 /* ---- handling events ------------------------------------------------------ */
 
+/* Records every boundary at or below t not yet recorded (see "Time series"). */
+static void sample_until(struct cxs_engine *e, struct cxs_lp *lp, cxs_time t)
+{
+	cxs_time step = e->cfg.sample_interval;
+
+	while (lp->next_sample <= t) {
+		if (cxs_stats_sample(lp->stats) != 0)
+			cxs_bug(lp, "out of memory for the time series");
+		lp->next_sample = lp->next_sample > CXS_TIME_INF - step ? CXS_TIME_INF
+									  : lp->next_sample + step;
+	}
+}
+
+/* The end of the run: every node's samples up to this rank's last event, and one more. */
+static void finish_samples(struct cxs_engine *e)
+{
+	for (uint32_t i = 0; e->cfg.sample_interval && i < e->nlocal; i++) {
+		struct cxs_lp *lp = &e->lps[i];
+		sample_until(e, lp, e->now);
+		if (lp->next_sample != CXS_TIME_INF)
+			sample_until(e, lp, lp->next_sample);
+	}
+}
+
 static void handle(struct cxs_engine *e, struct cxs_event *ev)
 {
+	if (!e->node_alive[ev->dst])
+		return; /* a node that failed inside this process (--fail): it handles nothing more */
 	struct cxs_lp *lp = &e->lps[e->node_local[ev->dst]];
+	if (ev->time >= lp->next_sample)
+		sample_until(e, lp, ev->time);
 	e->now = ev->time;
 	e->cur = lp;
 	lp->digest = mix64(mix64(mix64(lp->digest, ev->time), ((uint64_t)ev->src << 32) | ev->type),
@@ -655,8 +777,9 @@ static void handle(struct cxs_engine *e, struct cxs_event *ev)
 		uint32_t idx;
 		memcpy(&idx, ev->data, sizeof idx);
 		const struct fail_batch *fb = &e->failbatches[idx];
+		struct cxs_failure_notice f = {.nodes = fb->nodes, .times = fb->times, .n = fb->n};
 		if (lp->type->failure)
-			lp->type->failure(lp, lp->state, fb->nodes, fb->n, fb->time);
+			lp->type->failure(lp, lp->state, &f);
 	} else {
 		lp->type->event(lp, lp->state, ev);
 	}
@@ -672,6 +795,7 @@ static void process_window(struct cxs_engine *e)
 		uint32_t slot;
 		struct cxs_event *ev = cxs_eq_pop(&e->eq, &slot);
 		handle(e, ev);
+		engine_drop_payload(ev);
 		cxs_eq_release(&e->eq, slot);
 		e->fig.events++;
 		if (++n % SERVICE_EVERY_EVENTS == 0) {
@@ -753,24 +877,21 @@ static void finish_sends(struct cxs_engine *e)
 static void unpack_batch(struct cxs_engine *e, const unsigned char *p, size_t len, int src)
 {
 	size_t off = 0;
-	while (off < len) {
-		struct wire_ev w;
-		if (len - off < sizeof w)
-			cxs_bug(NULL, "truncated batch from rank %d", src);
-		memcpy(&w, p + off, sizeof w);
-		off += sizeof w;
-		size_t pay = (w.size + 7u) & ~(size_t)7;
-		if (w.size > CXS_EVENT_PAYLOAD_MAX || len - off < pay || w.dst >= e->cfg.nnodes ||
-		    e->node_rank[w.dst] != (uint32_t)e->rank)
+	struct wire_ev w;
+	const unsigned char *pay;
+	int rc;
+	while ((rc = batch_next(p, len, &off, &w, &pay)) > 0) {
+		if (w.dst >= e->cfg.nnodes || e->node_rank[w.dst] != (uint32_t)e->rank)
 			cxs_bug(NULL, "malformed event in a batch from rank %d", src);
 		/* This rank has already handled an event at e->now: one arriving
 		 * earlier would be handled out of order, a causality error. */
 		if (w.time < e->now)
 			cxs_bug(NULL, "event at %llu ps from rank %d arrived after this rank handled %llu ps",
 				(unsigned long long)w.time, src, (unsigned long long)e->now);
-		enqueue_local(e, w.time, w.seq, w.src, w.dst, w.type, p + off, w.size);
-		off += pay;
+		enqueue_local(e, w.time, w.seq, w.src, w.dst, w.type, pay, w.size);
 	}
+	if (rc < 0)
+		cxs_bug(NULL, "truncated or malformed batch from rank %d", src);
 }
 
 static void receive_batches(struct cxs_engine *e)
@@ -813,12 +934,7 @@ static void reduce_window(struct cxs_engine *e)
 			if (e->kill_fired) {
 				/* First reduction of the epoch that agreed the kill. */
 				e->kill_fired = false;
-				e->kill_pending++;
-				while ((size_t)e->kill_pending < e->cfg.nkills &&
-				       !e->node_alive[e->cfg.kills[e->kill_pending].node])
-					e->kill_pending++;
-				if ((size_t)e->kill_pending >= e->cfg.nkills)
-					e->kill_pending = -1;
+				next_pending_kill(e);
 			}
 			return;
 		}
@@ -845,6 +961,7 @@ static void run_windows(struct cxs_engine *e)
 		build_contrib(e);
 		send_batches(e);
 		reduce_window(e);
+		memcpy(e->prev_result, e->done_result, e->rl.total * sizeof *e->result);
 		memcpy(e->done_result, e->result, e->rl.total * sizeof *e->result);
 		e->w_red = e->w + 1;
 		receive_batches(e);
@@ -862,8 +979,10 @@ static void run_windows(struct cxs_engine *e)
 		if (gmin >= e->cfg.end_time)
 			break;
 		if (e->kill_pending >= 0 && !e->kill_fired) {
-			const struct cxs_kill *k = &e->cfg.kills[e->kill_pending];
-			if (gmin >= k->time && hosts_node(e, k->node) && e->node_alive[k->node])
+			apply_fails(e, gmin);
+			const struct cxs_kill *k = e->kill_pending >= 0 ? &e->cfg.kills[e->kill_pending] : NULL;
+			if (k && !k->fail_only && gmin >= k->time && hosts_node(e, k->node) &&
+			    e->node_alive[k->node])
 				die_injected(e, k);
 		}
 		e->bound = bound_for(e, e->result, e->rank);
@@ -893,6 +1012,7 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 		comm_service_now_and_then(e);
 	}
 	run_windows(e);
+	finish_samples(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
 	progress_update(e, true);
 	for (uint32_t i = 0; i < e->nlocal; i++) {

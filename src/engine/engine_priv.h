@@ -187,6 +187,7 @@ struct cxs_lp {
 	uint64_t committed;
 	uint64_t rng[4];     /* xoshiro256** */
 	struct cxs_stats *stats;
+	cxs_time next_sample; /* next time-series boundary; CXS_TIME_INF when off */
 	uint64_t *c_events, *c_sent, *c_scheduled, *c_dropped_dead, *c_dropped_end;
 };
 
@@ -196,16 +197,43 @@ struct batch_buf {
 	uint32_t nevents;
 };
 
+/* Wire record of one event in a batch (batch.c); the payload follows, padded to 8. */
+struct wire_ev {
+	uint64_t time;
+	uint64_t seq;
+	uint32_t src;
+	uint32_t dst;
+	uint32_t type;
+	uint32_t size;
+};
+
+/* Appends one record with its payload's bytes (size of them, inline or not). */
+void batch_append(struct batch_buf *b, const struct wire_ev *w, const void *data);
+/*
+ * Decodes the record at *off of a batch of len bytes: 1 with *w and *payload
+ * set and *off advanced, 0 at the end, -1 if the batch is truncated or a size
+ * is out of range.
+ */
+int batch_next(const unsigned char *p, size_t len, size_t *off, struct wire_ev *w,
+	       const unsigned char **payload);
+/* payload.c: puts size bytes into the event (inline or out of line); frees an out-of-line one. */
+void engine_store_payload(struct cxs_event *ev, const void *data, uint32_t size);
+void engine_drop_payload(struct cxs_event *ev);
+
 struct engine_figures {
 	uint64_t events, windows, remote_msgs, batches_sent, agreements;
 	uint64_t lost_batches;
 	double loop_wall_s, sync_wall_s, idle_wall_s, busy_wall_s, agreement_wall_s;
 };
 
-/* The nodes that one agreement found dead, and the agreed failure time. */
+/*
+ * The nodes that one agreement (or one --fail) found dead: each with its own
+ * fail-stop time, and the notice time at which the survivors learn of it.
+ */
 struct fail_batch {
-	cxs_time time;
+	cxs_time time;      /* T_n */
 	uint32_t *nodes;
+	cxs_time *times;    /* T_f per node */
 	size_t n;
 };
 
@@ -236,6 +264,7 @@ struct cxs_engine {
 	struct red_layout rl;
 	uint64_t *contrib, *result, *tmp, *sendbuf;
 	uint64_t *done_result;      /* result of reduction w_red - 1 */
+	uint64_t *prev_result;      /* result of reduction w_red - 2 (a dead rank's last bound) */
 	uint64_t w_red;            /* windows whose reduction completed here (count) */
 	struct batch_buf *out;     /* per destination rank */
 	MPI_Request *out_reqs;

@@ -23,6 +23,12 @@ int cxs_eq_init(struct cxs_event_queue *q)
 
 void cxs_eq_destroy(struct cxs_event_queue *q)
 {
+	/* Events never handled (a run stopped early) may own out-of-line payloads. */
+	for (size_t i = 0; i < q->n; i++) {
+		struct cxs_event *ev = &q->chunks[q->heap[i].slot / EQ_CHUNK][q->heap[i].slot % EQ_CHUNK];
+		if (ev->size > CXS_EVENT_PAYLOAD_MAX)
+			free((void *)cxs_event_data(ev));
+	}
 	for (size_t i = 0; i < q->nchunks; i++)
 		free(q->chunks[i]);
 	free(q->chunks);
@@ -113,7 +119,9 @@ int cxs_eq_insert(struct cxs_event_queue *q, const struct cxs_event *ev)
 	struct cxs_event *r = cxs_eq_alloc(q, &slot);
 	if (!r)
 		return -1;
-	memcpy(r, ev, offsetof(struct cxs_event, data) + ev->size);
+	/* An out-of-line payload's pointer moves with the record (the queue owns it now). */
+	memcpy(r, ev, offsetof(struct cxs_event, data) +
+			      (ev->size <= CXS_EVENT_PAYLOAD_MAX ? ev->size : sizeof(void *)));
 	if (cxs_eq_push(q, slot) != 0) {
 		cxs_eq_release(q, slot);
 		return -1;

@@ -3,7 +3,7 @@
  *
  * A binary min-heap of (time, src, seq) keys with an index into a pool of
  * event records. Keys live in the heap entries themselves so that sifting
- * touches one contiguous array, not the 128-byte records; the records sit in a
+ * touches one contiguous array, not the 144-byte records; the records sit in a
  * chunked pool with a free list and never move, so a handler may keep a
  * pointer to the event it is handling.
  *
@@ -35,6 +35,7 @@ struct cxs_event_queue {
 };
 
 int cxs_eq_init(struct cxs_event_queue *q);
+/* Frees the queue and the out-of-line payloads of the events still in it. */
 void cxs_eq_destroy(struct cxs_event_queue *q);
 
 /* A record to fill, then cxs_eq_push it. NULL when out of memory. */

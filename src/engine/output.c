@@ -186,13 +186,23 @@ static int write_output(struct cxs_engine *e, struct gathered *g, struct cxs_run
 		fr[i] = (struct cxs_failure_record){e->failures[i].node, e->failures[i].rank,
 						    e->failures[i].time, e->failures[i].detected_wall_s,
 						    e->failures[i].epoch, e->failures[i].cause};
+	/*
+	 * The run's error: one reported during the run reached every rank with
+	 * the reductions; one found at the end (a node's finalize: a workload
+	 * cut off by the end time) only its own rank's blob. The lowest rank's wins.
+	 */
 	int abort_code = e->abort_code;
 	const char *abort_msg = NULL;
-	for (int r = 0; r < R && abort_code; r++)
-		if (g->hdr[r].rank == (uint32_t)r && g->hdr[r].abort_code && g->hdr[r].abort_msg[0]) {
-			abort_msg = g->hdr[r].abort_msg;
-			break;
+	for (int r = 0; r < R; r++)
+		if (g->hdr[r].rank == (uint32_t)r && g->hdr[r].abort_code) {
+			if (!abort_code)
+				abort_code = g->hdr[r].abort_code;
+			if (g->hdr[r].abort_msg[0]) {
+				abort_msg = g->hdr[r].abort_msg;
+				break;
+			}
 		}
+	e->abort_code = abort_code;
 	char status[320];
 	if (abort_code)
 		snprintf(status, sizeof status, "error: %s", abort_msg ? abort_msg : "model error");
@@ -207,7 +217,8 @@ static int write_output(struct cxs_engine *e, struct gathered *g, struct cxs_run
 		.end_time_ps = e->cfg.end_time, .final_time_ps = res->final_time,
 		.wall_seconds = comm_now() - e->t_start, .ncolumns = sizeof cols / sizeof cols[0],
 		.columns = cols, .nnodes = e->cfg.nnodes, .nodes = nodes,
-		.nfailures = e->nfailures, .failures = fr, .tick = comm_service_tick, .tick_ctx = e};
+		.nfailures = e->nfailures, .failures = fr, .tick = comm_service_tick, .tick_ctx = e,
+		.sample_interval_ps = e->cfg.sample_interval};
 	int rc = out ? out(&rec, ctx, err, errlen) : 0;
 	for (int i = 0; i < 7; i++)
 		free(u[i]);
@@ -240,6 +251,9 @@ int engine_gather_and_write(struct cxs_engine *e, struct cxs_run_result *res, cx
 			MPI_Irecv(&status, 1, MPI_INT64_T, writer, done_tag, MPI_COMM_WORLD, &rq[1]);
 			if (comm_wait(e, rq, 2, &writer, 1) == WAIT_OK) {
 				res->writer = false;
+				/* The run's status as the writer saw it: every rank exits with it. */
+				if (status && !e->abort_code)
+					e->abort_code = (int)status;
 				break;
 			}
 			/* The abandoned send may still read the blob: never free it now. */
@@ -276,7 +290,7 @@ int engine_gather_and_write(struct cxs_engine *e, struct cxs_run_result *res, cx
 				fprintf(stderr, "cxlsim: %s\n", err);
 			/* A copy: a decision during the sends may rebuild the live list. */
 			static int64_t status; /* stays valid for sends we stop waiting for */
-			status = rc;
+			status = e->abort_code ? e->abort_code : rc;
 			int nl = e->nlive;
 			int *to = engine_xcalloc((size_t)nl, sizeof *to);
 			memcpy(to, e->live, (size_t)nl * sizeof *to);

@@ -18,14 +18,21 @@
  *                                                    + one 8-byte data word
  *   DMA_WRITE                                  80    header + 64-byte line: a
  *                                                    posted write of one line
- *   REPL                                       32    header + one 8-byte word
- *                                                    + 8 bytes of fields a
- *                                                    CXL.mem header lacks (word
- *                                                    mask, requester id, TS)
- *   REPL_ACK VAL                               16    header only (VAL's 7-bit
- *                                                    TS fits in it)
- *   LOG_DUMP                                 4112    header + a 4 KiB block of
- *                                                    compressed log (nominal)
+ *   REPL                                  24 + 8n    header + 8 bytes of fields a
+ *                                                    CXL.mem header lacks (requester
+ *                                                    id, word mask) + the n words'
+ *                                                    values (Fig. 4a); 32 for one
+ *   REPL_ACK                                   16    header only
+ *   VAL                                   24 + 8v    header (the 7-bit TS fits in
+ *                                                    it) + the stamp that orders
+ *                                                    the writes of two CNs
+ *                                                    (diktamo.h) + v word values
+ *                                                    the REPL could not carry
+ *                                                    (atomics, sub-word stores)
+ *   LOG_DUMP                           80 per 64 B   compressed log saved in 64-byte
+ *                                                    messages (§IV-E): header + 64
+ *                                                    bytes each, one event per dump
+ *   LOG_SYNC                                   16    the dump's synchronisation
  *   recovery requests and responses            16    control only
  *   FETCH_LATEST_RESP                          80    header + the line's latest
  *                                                    version
@@ -45,16 +52,10 @@
  * link_bytes_per_s is taken as the payload rate of a link, which is also how
  * DIKTAMO quotes the switch (4 TB/s aggregate, Table II).
  *
- * Two simplifications a reader of the papers should know:
- * - A REPL is counted at one word. DIKTAMO's REPL carries up to a whole line
- *   when stores are coalesced (§IV-A, §IV-D), so replication traffic of coalescing
- *   workloads is undercounted by up to 56 bytes per REPL.
- * - DIKTAMO's Logging Units save their logs "in 64-byte messages" (§IV-E);
- *   cxlsim sends one LOG_DUMP per 4 KiB of compressed log (the size of the
- *   SRAM Log Buffer), which keeps the event count 64x lower. On the wire that
- *   is 4112 bytes where 64 line messages would be 64 x 80 = 5120; log dumps
- *   take at most 5 GB/s over all 16 CNs in the paper (Fig. 14), against
- *   4 TB/s of switch bandwidth, so the difference does not move timing.
+ * Messages sized by their fields (REPL, VAL, LOG_DUMP and the recovery
+ * replies) say their own size (nport.h, wire_bytes); the table gives the size
+ * of the smallest one. A log dump to one MN travels as one event with all its
+ * bytes, charged as the 64-byte messages the paper sends (§IV-E).
  *
  * Names are lower_case versions of the enum names ("gets", "recall_i",
  * "fetch_latest_resp") because they become counter names (tx_<name>), which
@@ -70,9 +71,12 @@
  * result needs more than 64 bits only if bw < 256 B/s; it then saturates.
  */
 #include "cxlsim/fabric.h"
+#include "cxlsim/model.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* CXL.mem slot and line sizes behind the table below. */
 enum {
@@ -84,8 +88,6 @@ enum {
 	REPL_MSG_BYTES = HDR_BYTES + WORD_BYTES + 8,
 	AXLE_PAYLOAD32_BYTES = HDR_BYTES + 32,
 	AXLE_META_BYTES = HDR_BYTES + 16,
-	LOG_BLOCK_BYTES = 4096,
-	LOG_DUMP_BYTES = HDR_BYTES + LOG_BLOCK_BYTES,
 };
 
 _Static_assert(DATA_MSG_BYTES == 80, "a line message is one header slot + four data slots");
@@ -120,8 +122,9 @@ static const struct cxs_msg_info msg_table[] = {
 
 	[CXS_MSG_REPL]     = MSG("repl", REPL, REPL_MSG_BYTES),
 	[CXS_MSG_REPL_ACK] = MSG("repl_ack", REPL, HDR_BYTES),
-	[CXS_MSG_VAL]      = MSG("val", REPL, HDR_BYTES),
-	[CXS_MSG_LOG_DUMP] = MSG("log_dump", REPL, LOG_DUMP_BYTES),
+	[CXS_MSG_VAL]      = MSG("val", REPL, HDR_BYTES + WORD_BYTES),
+	[CXS_MSG_LOG_DUMP] = MSG("log_dump", REPL, DATA_MSG_BYTES),
+	[CXS_MSG_LOG_SYNC] = MSG("log_sync", REPL, HDR_BYTES),
 
 	[CXS_MSG_INTERRUPT]         = MSG("interrupt", RECOVERY, HDR_BYTES),
 	[CXS_MSG_INTERRUPT_RESP]    = MSG("interrupt_resp", RECOVERY, HDR_BYTES),
@@ -214,4 +217,30 @@ cxs_time cxs_fabric_ser(const struct cxs_fabric_params *p, uint32_t bytes)
 	if (r == 0)
 		return q;
 	return q == CXS_TIME_INF ? q : q + 1;
+}
+
+/* ---- [fabric]: the switch and links of the memory system's cluster ---------- */
+
+const struct cxs_cfg_key cxs_fabric_keys[] = {
+	{"fabric", "link_latency", CXS_CFG_TIME, "40ns", "Node to switch, one way (200 ns round trip with the switch and a 20 ns directory lookup).", NULL, 1, 1e12},
+	{"fabric", "switch_latency", CXS_CFG_TIME, "10ns", "Switch traversal.", NULL, 0, 1e12},
+	{"fabric", "link_gbps", CXS_CFG_DOUBLE, "125", "Link bandwidth per direction in GB/s (4 TB/s over 32 ports).", NULL, 0.001, 1e6},
+	{"fabric", "repl_jitter", CXS_CFG_TIME, "0", "Adaptive routing of replication traffic (REPL, REPL_ACK, VAL, log dumps): each message takes up to this much extra flight, so VALs can overtake each other; CXL.mem keeps its per-pair order, which the coherence protocol relies on.", NULL, 0, 1e12},
+	{"fabric", "detect_latency", CXS_CFG_TIME, "1us", "How long after a CN fails the switch notices (it sets the CN's Viral_Status bit and tells the other nodes, DIKTAMO §V-A); longer than any message's flight, so that everything the CN sent before failing has arrived.", NULL, 1, 1e15},
+};
+const struct cxs_key_table cxs_fabric_key_table = CXS_KEY_TABLE(cxs_fabric_keys);
+
+int cxs_fabric_configure(const struct cxs_config *cfg, struct cxs_fabric_params *p, char *err,
+			 size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	*p = (struct cxs_fabric_params){
+		.link_latency = cxs_config_time_ps(cfg, "fabric", "link_latency"),
+		.switch_latency = cxs_config_time_ps(cfg, "fabric", "switch_latency"),
+		.link_bytes_per_s = (uint64_t)llround(cxs_config_double(cfg, "fabric", "link_gbps") * 1e9),
+		.detect_latency = cxs_config_time_ps(cfg, "fabric", "detect_latency"),
+		.repl_jitter = cxs_config_time_ps(cfg, "fabric", "repl_jitter"),
+	};
+	return 0;
 }

@@ -94,13 +94,19 @@ int cxs_port_init(struct cxs_port *port, struct cxs_stats *st)
 cxs_time cxs_port_send(struct cxs_port *port, const struct cxs_fabric_params *p, cxs_time now,
 		       enum cxs_msg_type t)
 {
+	return cxs_port_send_bytes(port, p, now, t, cxs_msg_info(t)->wire_bytes);
+}
+
+cxs_time cxs_port_send_bytes(struct cxs_port *port, const struct cxs_fabric_params *p,
+			     cxs_time now, enum cxs_msg_type t, uint32_t bytes)
+{
 	const struct cxs_msg_info *info = cxs_msg_info(t);
-	cxs_time ser = cxs_fabric_ser(p, info->wire_bytes);
+	cxs_time ser = cxs_fabric_ser(p, bytes);
 	cxs_time start = now > port->egress_free ? now : port->egress_free;
 
 	port->egress_free = start + ser;
 	++*port->tx_msgs[t];
-	*port->tx_bytes[info->cls] += info->wire_bytes;
+	*port->tx_bytes[info->cls] += bytes;
 	*port->egress_busy_ps += ser;
 	*port->egress_wait_ps += start - now;
 	return (start - now) + ser + cxs_fabric_min_latency(p);
@@ -109,13 +115,19 @@ cxs_time cxs_port_send(struct cxs_port *port, const struct cxs_fabric_params *p,
 cxs_time cxs_port_receive(struct cxs_port *port, const struct cxs_fabric_params *p,
 			  cxs_time arrival, enum cxs_msg_type t)
 {
+	return cxs_port_receive_bytes(port, p, arrival, t, cxs_msg_info(t)->wire_bytes);
+}
+
+cxs_time cxs_port_receive_bytes(struct cxs_port *port, const struct cxs_fabric_params *p,
+				cxs_time arrival, enum cxs_msg_type t, uint32_t bytes)
+{
 	const struct cxs_msg_info *info = cxs_msg_info(t);
-	cxs_time ser = cxs_fabric_ser(p, info->wire_bytes);
+	cxs_time ser = cxs_fabric_ser(p, bytes);
 	cxs_time behind = port->ingress_free + ser;
 	cxs_time done = arrival > behind ? arrival : behind;
 
 	port->ingress_free = done;
-	*port->rx_bytes[info->cls] += info->wire_bytes;
+	*port->rx_bytes[info->cls] += bytes;
 	*port->ingress_busy_ps += ser;
 	*port->ingress_wait_ps += done - arrival;
 	return done;

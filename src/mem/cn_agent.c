@@ -78,6 +78,7 @@ struct line_info {
 	uint32_t epoch;   /* grant epoch of the current E/M grant */
 	uint32_t writes;  /* writes under it */
 	cxs_time ready;   /* data usable from (local fills in flight) */
+	uint8_t unsaved;  /* words written under the grant and not yet in memory (bit per word) */
 };
 
 struct cxs_cn {
@@ -157,6 +158,14 @@ static struct line_info *info(struct cxs_cn *cn, uint64_t line)
 	if (!li)
 		abort(); /* out of memory: nothing sensible to continue with */
 	return li;
+}
+
+/* The line's data is on its way to memory: none of its words is unsaved any more. */
+static void saved(struct cxs_cn *cn, uint64_t line)
+{
+	struct line_info *li = cxs_line_map_find(&cn->info, line);
+	if (li)
+		li->unsaved = 0;
 }
 
 static uint64_t get_bytes(const uint8_t *d, uint32_t off, uint8_t size)
@@ -295,6 +304,7 @@ static int evict(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *v)
 		activate(cn, line, 1);
 		w->issued = t;
 		memcpy(w->data, v->data, CXS_LINE_BYTES);
+		saved(cn, line); /* the write-back carries the data */
 		if (v->state == CN_M) {
 			send(cn, t, CXS_MSG_PUTM, line, v->data, 1);
 			BUMP(cn->c_putm);
@@ -400,6 +410,7 @@ static void write_through(struct cxs_cn *cn, cxs_time when, struct cxs_cache_lin
 	struct cxs_coh_msg m = {.line = l3l->tag, .type = CXS_MSG_WT, .src = cn->node,
 				.dst = home_of(cn, l3l->tag), .epoch = id};
 	memcpy(m.data, l3l->data, CXS_LINE_BYTES);
+	info(cn, l3l->tag)->unsaved = 0; /* the whole line is on its way to memory */
 	cn->env.send(cn->env.ctx, when, &m);
 	BUMP(cn->c_wts);
 }
@@ -441,8 +452,16 @@ static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 		BUMP(cn->c_rmws);
 		break;
 	}
+	{
+		uint32_t w0 = off / 8, w1 = (off + (r->op == CXS_OP_STORE_STAMP ? 8 : r->size) - 1) / 8;
+		for (uint32_t w = w0; w <= w1; w++)
+			li->unsaved |= (uint8_t)(1u << w);
+	}
 	cxs_cache_touch(&cn->l3, l3l);
 	fill_private(cn, t, c, l3l); /* the core's copies get the new bytes */
+	if (r->repl && cn->env.replicated_write)
+		cn->env.replicated_write(cn->env.ctx, t, r, cxs_stamp(li->epoch, ++li->writes),
+					 get_bytes(l3l->data, off & ~7u, 8));
 	if (cn->env.perform)
 		cn->env.perform(cn->env.ctx, t, r,
 				get_bytes(l3l->data, off, r->op == CXS_OP_STORE_STAMP ? 8 : r->size), 1);
@@ -668,6 +687,7 @@ int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, 
 			struct line_info *li = info(cn, line);
 			li->epoch = m->epoch;
 			li->writes = 0;
+			li->unsaved = 0;
 		}
 		return serve_waiters(cn, t, line, ms, err, errlen);
 	}
@@ -694,6 +714,7 @@ int cxs_cn_handle(struct cxs_cn *cn, cxs_time now, const struct cxs_coh_msg *m, 
 			return violation(cn, m, err, errlen);
 		send(cn, t + cyc(cn, cn->p.l3.latency_cycles), CXS_MSG_RECALL_DATA, line, l3l->data,
 		     l3l->state == CN_M);
+		saved(cn, line);
 		if (m->type == CXS_MSG_RECALL_S) {
 			l3l->state = CN_S;
 		} else {
@@ -827,6 +848,32 @@ void cxs_cn_free(struct cxs_cn *cn)
 	free(cn->active);
 	free(cn->wt);
 	free(cn);
+}
+
+void cxs_cn_lines_held(const struct cxs_cn *cn, cxs_cn_held_fn *fn, void *ctx)
+{
+	/* L3 ways in array order, then MSHRs and write-backs in creation order. */
+	const struct cxs_cache *l3 = &cn->l3;
+	size_t nlines = (size_t)l3->nsets * l3->geom.ways;
+	for (size_t i = 0; i < nlines; i++) {
+		const struct cxs_cache_line *l = &l3->lines[i];
+		if (!l->valid || l->state == CN_L)
+			continue;
+		const struct line_info *li = cxs_line_map_find(&cn->info, l->tag);
+		enum cxs_cn_hold h = l->state == CN_M ? CXS_HOLD_M : l->state == CN_E ? CXS_HOLD_E
+										       : CXS_HOLD_S;
+		fn(ctx, l->tag, h, l->data, h == CXS_HOLD_M && li ? li->unsaved : 0);
+	}
+	for (size_t i = 0; i < cn->mshr.n; i++) {
+		const struct mshr *m = cxs_line_map_at(&cn->mshr, i);
+		if (m->kind != MS_NONE && m->w.n)
+			fn(ctx, m->w.r[0].addr >> CXS_LINE_SHIFT, CXS_HOLD_PENDING, NULL, 0);
+	}
+	for (size_t i = 0; i < cn->wb.n; i++) {
+		const struct wbuf *w = cxs_line_map_at(&cn->wb, i);
+		if (w->state != WB_NONE)
+			fn(ctx, w->line, CXS_HOLD_WRITEBACK, w->data, 0);
+	}
 }
 
 const char *cxs_cn_line_state(const struct cxs_cn *cn, uint64_t line)

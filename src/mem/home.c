@@ -27,7 +27,8 @@
 #include <string.h>
 
 static const char *state_name[] = {"I", "S", "EM"};
-static const char *busy_name[] = {"idle", "waiting for invalidation acks", "waiting for the owner's data"};
+static const char *busy_name[] = {"idle", "waiting for invalidation acks",
+				   "waiting for the owner's data", "waiting for recovery"};
 
 bool cxs_coh_has_data(uint32_t type)
 {
@@ -289,6 +290,13 @@ static int finish_recall(struct cxs_home *h, struct cxs_home_entry *e, uint64_t 
 {
 	uint32_t owner = e->owner, c = e->req_src;
 	set_busy(h, e, line, CXS_HB_NONE, t);
+	if (e->req_dead) {
+		/* Nobody to grant to: the line keeps only what the recalled owner keeps. */
+		e->req_dead = 0;
+		e->state = owner_keeps_s ? CXS_D_S : CXS_D_I;
+		e->sharers = owner_keeps_s ? UINT64_C(1) << owner : 0;
+		return drain(h, e, line, t, err, errlen);
+	}
 	if (e->req_type == CXS_MSG_GETS) {
 		e->state = CXS_D_S;
 		e->sharers = (UINT64_C(1) << c) | (owner_keeps_s ? UINT64_C(1) << owner : 0);
@@ -302,6 +310,26 @@ static int finish_recall(struct cxs_home *h, struct cxs_home_entry *e, uint64_t 
 	return drain(h, e, line, t, err, errlen);
 }
 
+/* The last acknowledgement of an upgrade's invalidations is in: grant M. */
+static int finish_invs(struct cxs_home *h, struct cxs_home_entry *e, cxs_time t, char *err,
+		       size_t errlen)
+{
+	uint32_t c = e->req_src;
+	set_busy(h, e, e->line, CXS_HB_NONE, t);
+	e->sharers = 0;
+	if (e->req_dead) {
+		/* The requester failed: every copy is gone, nobody gets the line. */
+		e->req_dead = 0;
+		e->state = CXS_D_I;
+		return drain(h, e, e->line, t, err, errlen);
+	}
+	e->state = CXS_D_EM;
+	e->owner = c;
+	grant(h, e, t > e->data_ready ? t : e->data_ready, CXS_MSG_DATA_M, c, e->line,
+	      e->req_arrived, false);
+	return drain(h, e, e->line, t, err, errlen);
+}
+
 int cxs_home_handle(struct cxs_home *h, cxs_time now, const struct cxs_coh_msg *m, char *err,
 		    size_t errlen)
 {
@@ -313,11 +341,19 @@ int cxs_home_handle(struct cxs_home *h, cxs_time now, const struct cxs_coh_msg *
 			 m->src);
 		return -1;
 	}
-	struct cxs_home_entry *e = cxs_line_map_get(&h->dir, m->line, NULL);
+	if (h->dead >> m->src & 1) {
+		/* Sent by a CN before it failed, arrived after the home dealt with that. */
+		h->dropped_from_dead++;
+		return 0;
+	}
+	int created = 0;
+	struct cxs_home_entry *e = cxs_line_map_get(&h->dir, m->line, &created);
 	if (!e) {
 		snprintf(err, errlen, "home %u: out of memory", h->node);
 		return -1;
 	}
+	if (created)
+		e->line = m->line;
 	switch (m->type) {
 	case CXS_MSG_GETS:
 	case CXS_MSG_GETM:
@@ -347,16 +383,8 @@ int cxs_home_handle(struct cxs_home *h, cxs_time now, const struct cxs_coh_msg *
 		if (e->busy != CXS_HB_INV || e->acks_left == 0 || !(e->sharers >> m->src & 1))
 			break;
 		e->sharers &= ~(UINT64_C(1) << m->src);
-		if (--e->acks_left == 0) {
-			uint32_t c = e->req_src;
-			set_busy(h, e, m->line, CXS_HB_NONE, t);
-			e->state = CXS_D_EM;
-			e->owner = c;
-			e->sharers = 0;
-			grant(h, e, t > e->data_ready ? t : e->data_ready, CXS_MSG_DATA_M, c, m->line,
-			      e->req_arrived, false);
-			return drain(h, e, m->line, t, err, errlen);
-		}
+		if (--e->acks_left == 0)
+			return finish_invs(h, e, t, err, errlen);
 		return 0;
 	case CXS_MSG_WT: {
 		/*
@@ -395,6 +423,122 @@ int cxs_home_handle(struct cxs_home *h, cxs_time now, const struct cxs_coh_msg *
 	return -1;
 }
 
+/* Removes the queued requests of CN cn from an entry's FIFO, keeping the others' order. */
+static void drop_queued(struct cxs_home_entry *e, uint32_t cn)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < e->qn; i++) {
+		struct cxs_home_req r = e->q[(e->qhead + i) % e->qcap];
+		if (r.src != cn)
+			e->q[(e->qhead + k++) % e->qcap] = r;
+	}
+	e->qn = k;
+}
+
+int cxs_home_cn_failed(struct cxs_home *h, cxs_time now, uint32_t cn,
+		       void (*owned)(void *ctx, uint64_t line), void *ctx, char *err,
+		       size_t errlen)
+{
+	cxs_time t = now + h->dir_latency;
+	if (cn >= h->ncns) {
+		snprintf(err, errlen, "home %u: failure of node %u, which is not a CN", h->node, cn);
+		return -1;
+	}
+	uint64_t bit = UINT64_C(1) << cn; /* cn < ncns <= 64 */
+	h->dead |= bit;
+	for (size_t i = 0; i < h->dir.n; i++) {
+		struct cxs_home_entry *e = cxs_line_map_at(&h->dir, i);
+		drop_queued(e, cn);
+		switch (e->busy) {
+		case CXS_HB_NONE:
+			if (e->state == CXS_D_S) {
+				e->sharers &= ~bit;
+				if (!e->sharers)
+					e->state = CXS_D_I;
+			} else if (e->state == CXS_D_EM && e->owner == cn) {
+				owned(ctx, e->line);
+				e->state = CXS_D_I;
+				if (h->recover_owned)
+					set_busy(h, e, e->line, CXS_HB_RECOVER, t);
+			}
+			break;
+		case CXS_HB_INV:
+			/* `sharers` holds the CNs whose ack is still due (serve()). */
+			if (e->req_src == cn)
+				e->req_dead = 1;
+			if (e->sharers & bit) {
+				e->sharers &= ~bit;
+				if (--e->acks_left == 0 && finish_invs(h, e, t, err, errlen) != 0)
+					return -1;
+			}
+			break;
+		case CXS_HB_RECALL:
+			if (e->req_src == cn)
+				e->req_dead = 1;
+			if (e->owner == cn && h->recover_owned) {
+				/* It will never answer: the requester waits for recovery. */
+				owned(ctx, e->line);
+				e->recover = 1;
+			} else if (e->owner == cn) {
+				/*
+				 * It will never answer: its copy, whatever it held, is
+				 * lost; the requester gets memory's value, read now.
+				 */
+				owned(ctx, e->line);
+				BUMP(h->c_dram_reads);
+				cxs_time ready = h->env.dram(h->env.ctx, t, e->line, 0);
+				if (finish_recall(h, e, e->line, ready, false, err, errlen) != 0)
+					return -1;
+			}
+			break;
+		case CXS_HB_RECOVER:
+			break; /* still waiting for an earlier failure's recovery */
+		}
+		/* A line left idle with requests waiting (its transaction was the dead CN's). */
+		if (e->busy == CXS_HB_NONE && e->qn > 0 && drain(h, e, e->line, t, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cxs_home_recovered(struct cxs_home *h, cxs_time now, uint64_t line,
+		       const uint8_t data[CXS_LINE_BYTES], uint8_t mask, cxs_time *done, char *err,
+		       size_t errlen)
+{
+	struct cxs_home_entry *e = cxs_line_map_find(&h->dir, line);
+	if (!e || !(e->busy == CXS_HB_RECOVER || (e->busy == CXS_HB_RECALL && e->recover))) {
+		snprintf(err, errlen, "home %u: recovery of line %#" PRIx64 ", which does not wait "
+			 "for it", h->node, line);
+		return -1;
+	}
+	uint8_t cur[CXS_LINE_BYTES];
+	cxs_home_read(h, line, cur);
+	for (uint32_t w = 0; w < CXS_LINE_BYTES / 8; w++)
+		if (mask >> w & 1)
+			memcpy(cur + 8 * w, data + 8 * w, 8);
+	uint8_t *d = cxs_line_map_get(&h->mem, line, NULL);
+	if (!d) {
+		snprintf(err, errlen, "home %u: out of memory", h->node);
+		return -1;
+	}
+	memcpy(d, cur, CXS_LINE_BYTES);
+	BUMP(h->c_dram_writes);
+	*done = h->env.dram(h->env.ctx, now, line, 1);
+	if (e->busy == CXS_HB_RECOVER) {
+		set_busy(h, e, line, CXS_HB_NONE, now);
+		return drain(h, e, line, now, err, errlen);
+	}
+	e->recover = 0;
+	BUMP(h->c_dram_reads);
+	cxs_time ready = h->env.dram(h->env.ctx, now, line, 0);
+	return finish_recall(h, e, line, ready, false, err, errlen);
+}
+
+size_t cxs_home_entries(const struct cxs_home *h)
+{
+	return h->dir.n;
+}
+
 const struct cxs_home_entry *cxs_home_entry(const struct cxs_home *h, uint64_t line)
 {
 	return cxs_line_map_find(&h->dir, line);
@@ -403,12 +547,21 @@ const struct cxs_home_entry *cxs_home_entry(const struct cxs_home *h, uint64_t l
 int cxs_home_stuck(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
 		   size_t len)
 {
+	return cxs_home_stuck_on(h, now, timeout, buf, len, NULL);
+}
+
+int cxs_home_stuck_on(const struct cxs_home *h, cxs_time now, cxs_time timeout, char *buf,
+		      size_t len, uint32_t *awaited)
+{
 	const struct cxs_home_entry *worst = NULL;
 	uint64_t wline = 0;
 	for (size_t i = 0; i < h->nbusy; i++) {
 		const struct cxs_home_entry *e = cxs_line_map_find(&h->dir, h->busy_lines[i]);
 		/* busy_since may lie ahead of now (it includes the lookup). */
 		if (!e || now < e->busy_since || now - e->busy_since < timeout)
+			continue;
+		/* Waiting for recovery is the recovery protocol's to time (it has its own watch). */
+		if (e->busy == CXS_HB_RECOVER || (e->busy == CXS_HB_RECALL && e->recover))
 			continue;
 		if (!worst || e->busy_since < worst->busy_since ||
 		    (e->busy_since == worst->busy_since && h->busy_lines[i] < wline)) {
@@ -418,6 +571,17 @@ int cxs_home_stuck(const struct cxs_home *h, cxs_time now, cxs_time timeout, cha
 	}
 	if (!worst)
 		return 0;
+	if (awaited) {
+		/* The first CN whose ack is due (INV), or the recalled owner. */
+		*awaited = UINT32_MAX;
+		if (worst->busy == CXS_HB_RECALL)
+			*awaited = worst->owner;
+		for (uint32_t c = 0; worst->busy == CXS_HB_INV && c < h->ncns; c++)
+			if (worst->sharers >> c & 1) {
+				*awaited = c;
+				break;
+			}
+	}
 	snprintf(buf, len,
 		 "home %u line %#" PRIx64 " (address %#" PRIx64 "): no progress for %" PRIu64
 		 " ps: state %s, %s (%u acks missing), serving %s from node %u, owner %u, sharers "

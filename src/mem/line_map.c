@@ -36,9 +36,12 @@ int cxs_line_map_init(struct cxs_line_map *m, size_t rec_size)
 
 void cxs_line_map_free(struct cxs_line_map *m)
 {
-	for (size_t i = 0; i < m->nchunks; i++)
+	for (size_t i = 0; i < m->nchunks; i++) {
 		free(m->chunks[i]);
+		free(m->chunk_keys[i]);
+	}
 	free(m->chunks);
+	free(m->chunk_keys);
 	free(m->keys);
 	free(m->slots);
 	memset(m, 0, sizeof *m);
@@ -102,9 +105,17 @@ void *cxs_line_map_get(struct cxs_line_map *m, uint64_t key, int *created)
 		if (!c)
 			return NULL;
 		m->chunks = c;
-		m->chunks[m->nchunks] = calloc(CHUNK_RECS, m->rec_size);
-		if (!m->chunks[m->nchunks])
+		uint64_t **k = realloc(m->chunk_keys, (m->nchunks + 1) * sizeof *k);
+		if (!k)
 			return NULL;
+		m->chunk_keys = k;
+		m->chunks[m->nchunks] = calloc(CHUNK_RECS, m->rec_size);
+		m->chunk_keys[m->nchunks] = malloc(CHUNK_RECS * sizeof **k);
+		if (!m->chunks[m->nchunks] || !m->chunk_keys[m->nchunks]) {
+			free(m->chunks[m->nchunks]);
+			free(m->chunk_keys[m->nchunks]);
+			return NULL;
+		}
 		m->nchunks++;
 	}
 	uint32_t idx = (uint32_t)m->n++;
@@ -113,6 +124,7 @@ void *cxs_line_map_get(struct cxs_line_map *m, uint64_t key, int *created)
 		i = (i + 1) & mask;
 	m->keys[i] = key;
 	m->slots[i] = idx;
+	m->chunk_keys[idx / CHUNK_RECS][idx % CHUNK_RECS] = key;
 	if (created)
 		*created = 1;
 	return record(m, idx);
@@ -121,4 +133,9 @@ void *cxs_line_map_get(struct cxs_line_map *m, uint64_t key, int *created)
 void *cxs_line_map_at(const struct cxs_line_map *m, size_t idx)
 {
 	return idx < m->n ? record(m, (uint32_t)idx) : NULL;
+}
+
+uint64_t cxs_line_map_key_at(const struct cxs_line_map *m, size_t idx)
+{
+	return idx < m->n ? m->chunk_keys[idx / CHUNK_RECS][idx % CHUNK_RECS] : UINT64_MAX;
 }

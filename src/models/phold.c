@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cxlsim/model.h"
 #include "cxlsim/stats.h"
 
 enum { PHOLD_EV = 1 }; /* the only event type; it carries no payload */
@@ -83,10 +84,8 @@ const struct cxs_cfg_key cxs_phold_keys[] = {
 	  .doc = "Number of PHOLD LPs, one per simulated node, spread over the MPI ranks.",
 	  .min = 1, .max = 4294967294.0 /* UINT32_MAX is CXS_SRC_ENGINE */ },
 };
-const size_t cxs_phold_nkeys = sizeof(cxs_phold_keys) / sizeof(cxs_phold_keys[0]);
 
-static struct cxs_phold_params params;
-static bool configured;
+static const struct cxs_node_type *phold_type_of(uint32_t node, void *ctx);
 
 /* Rounds a non-negative number of units (at most 1e12, checked by the key table) to ps. */
 static cxs_time units_to_ps(double units)
@@ -114,10 +113,26 @@ int cxs_phold_configure(const struct cxs_config *cfg, struct cxs_phold_params *o
 			 cxs_config_origin(cfg, "phold", "lookahead"));
 		return -1;
 	}
-	params = p;
-	configured = true;
-	if (out != NULL)
-		*out = p;
+	*out = p;
+	return 0;
+}
+
+static int phold_configure(const struct cxs_config *cfg, struct cxs_model_run *out, char *err,
+			   size_t errlen)
+{
+	struct cxs_phold_params *p = malloc(sizeof *p);
+
+	if (p == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (cxs_phold_configure(cfg, p, err, errlen) != 0) {
+		free(p);
+		return -1;
+	}
+	*out = (struct cxs_model_run){ .ctx = p, .nnodes = p->lps, .lookahead = p->lookahead_ps,
+				       .lookahead_section = "phold", .lookahead_key = "lookahead",
+				       .type_of = phold_type_of };
 	return 0;
 }
 
@@ -127,13 +142,14 @@ int cxs_phold_configure(const struct cxs_config *cfg, struct cxs_phold_params *o
  */
 static cxs_time draw_delay(struct cxs_lp *lp)
 {
+	const struct cxs_phold_params *params = cxs_lp_ctx(lp);
 	double x = 0.0;
 
-	if (params.mean_ps > params.lookahead_ps)
-		x = cxs_rand_exp(lp, (double)(params.mean_ps - params.lookahead_ps));
+	if (params->mean_ps > params->lookahead_ps)
+		x = cxs_rand_exp(lp, (double)(params->mean_ps - params->lookahead_ps));
 	if (!(x < 0x1p63))
-		return params.lookahead_ps + (UINT64_C(1) << 63);
-	return params.lookahead_ps + (cxs_time)(x + 0.5);
+		return params->lookahead_ps + (UINT64_C(1) << 63);
+	return params->lookahead_ps + (cxs_time)(x + 0.5);
 }
 
 /* Whether an event created now with this delay survives the end-time cut. */
@@ -148,15 +164,16 @@ static int phold_init(struct cxs_lp *lp, void *state)
 {
 	struct phold *s = state;
 	struct cxs_stats *st = cxs_lp_stats(lp);
+	const struct cxs_phold_params *params = cxs_lp_ctx(lp);
 	cxs_time delay;
 
-	if (!configured)
-		cxs_bug(lp, "phold: cxs_phold_configure was not called before the run");
+	if (params == NULL)
+		cxs_bug(lp, "phold: the run has no PHOLD instance (configure was not called)");
 	/* the engine may be more conservative than the model, never less */
-	if (cxs_lookahead(lp) > params.lookahead_ps)
+	if (cxs_lookahead(lp) > params->lookahead_ps)
 		cxs_bug(lp, "phold: engine lookahead %llu ps exceeds phold.lookahead %llu ps",
 			(unsigned long long)cxs_lookahead(lp),
-			(unsigned long long)params.lookahead_ps);
+			(unsigned long long)params->lookahead_ps);
 
 	s->events_handled = cxs_stats_counter(st, "phold", "events_handled", "events",
 					      "PHOLD events this LP handled");
@@ -183,13 +200,14 @@ static int phold_init(struct cxs_lp *lp, void *state)
 static void phold_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 {
 	struct phold *s = state;
+	const struct cxs_phold_params *params = cxs_lp_ctx(lp);
 	uint32_t self = cxs_lp_id(lp), n = cxs_lp_count(lp), dst = self;
 	cxs_time delay;
 	bool kept;
 
 	(void)ev;
 	(*s->events_handled)++;
-	if (cxs_rand_unif(lp) < params.remote) {
+	if (cxs_rand_unif(lp) < params->remote) {
 		/* Redraw over dead nodes; the LP itself is alive, so this ends. */
 		do {
 			dst = (uint32_t)(cxs_rand_unif(lp) * (double)n);
@@ -208,13 +226,13 @@ static void phold_event(struct cxs_lp *lp, void *state, const struct cxs_event *
 	}
 }
 
-static void phold_failure(struct cxs_lp *lp, void *state, const uint32_t *dead_nodes,
-			  size_t ndead, cxs_time failure_time)
+static void phold_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f)
 {
 	struct phold *s = state;
 	uint32_t n = cxs_lp_count(lp);
+	const uint32_t *dead_nodes = f->nodes;
+	size_t ndead = f->n;
 
-	(void)failure_time;
 	if (s->dead == NULL) {
 		s->dead = calloc((n + 63) / 64, sizeof(*s->dead));
 		if (s->dead == NULL)
@@ -265,7 +283,20 @@ static const struct cxs_node_type phold_type = {
 	.finalize = phold_finalize,
 };
 
-const struct cxs_node_type *cxs_phold_type(void)
+static const struct cxs_node_type *phold_type_of(uint32_t node, void *ctx)
 {
+	(void)node;
+	(void)ctx;
 	return &phold_type;
 }
+
+static const struct cxs_key_table phold_keys = CXS_KEY_TABLE(cxs_phold_keys);
+static const struct cxs_key_table *const phold_tables[] = { &phold_keys, NULL };
+
+const struct cxs_model cxs_phold_model = {
+	.name = "phold",
+	.doc = "ROSS's PHOLD benchmark of the engine: one LP per node",
+	.keys = phold_tables,
+	.configure = phold_configure,
+	.release = free,
+};

@@ -117,7 +117,7 @@
 #include "pub_tool_tooliface.h"
 
 #include "cxlsim/cxltrace.h"
-#include "cxltrace_proto.h"
+#include "cxlsim/cxltrace_proto.h"
 
 /* VG_(safe_fd) is the core's (it moves an fd out of the client's range). */
 extern Int VG_(safe_fd)(Int oldfd);

@@ -35,6 +35,10 @@
  * Memory operations: ~130 per get, ~135 per put: ~70 k a thread at the
  * default. Charged compute: ~6 instructions per chain step, 2 per payload word.
  *
+ * A thread that takes a bucket's lock over from a thread that died holding it
+ * (after a CN failure, cxs_kt_lock) first completes the put the dead thread
+ * left half done (repair_bucket), so the store keeps serving.
+ *
  * Not deterministic (the interleaving decides the versions' order). Verified
  * after the ROI instead: every thread checks its share of records (key as
  * built, seq = 2 x version, payload matches); thread 0 checks that the sum of
@@ -149,8 +153,11 @@ static uint64_t find(struct cxs_kt *kt, const struct ycsb_layout *L, uint64_t ke
 		    cxs_kt_id(kt), key);
 }
 
+static void repair_bucket(struct cxs_kt *kt, const struct ycsb_layout *L, uint64_t bucket);
+
 /* A seqlock read of the record; returns the checksum of its payload. */
-static uint64_t get(struct cxs_kt *kt, uint64_t rec, uint64_t key, uint64_t *retries)
+static uint64_t get(struct cxs_kt *kt, const struct ycsb_layout *L, uint64_t rec, uint64_t key,
+		    uint64_t *retries)
 {
 	enum { HALF = PAYLOAD_WORDS / 2 };
 	_Static_assert(PAYLOAD_WORDS % 2 == 0, "two equal batches");
@@ -158,6 +165,15 @@ static uint64_t get(struct cxs_kt *kt, uint64_t rec, uint64_t key, uint64_t *ret
 	for (;;) {
 		uint64_t seq = cxs_kt_load(kt, rec + 16, 8);
 		if (seq & 1) { /* a put is writing it */
+			if (cxs_kt_failed_cns(kt) && backoff == 1024) {
+				/* Long odd after a failure: its writer may be dead. Lock and see. */
+				uint64_t lock = cxs_kt_shared(kt) + L->locks_off + bucket_of(L, key) * LINE;
+				cxs_kt_lock(kt, lock);
+				repair_bucket(kt, L, bucket_of(L, key));
+				cxs_kt_unlock(kt, lock);
+				backoff = 16;
+				continue;
+			}
 			cxs_kt_compute(kt, backoff);
 			backoff = backoff < 1024 ? backoff * 2 : backoff;
 			++*retries;
@@ -193,10 +209,38 @@ static uint64_t get(struct cxs_kt *kt, uint64_t rec, uint64_t key, uint64_t *ret
 	}
 }
 
+/*
+ * The bucket's lock was taken from a thread that died holding it: a record
+ * of the bucket may be half written (seq odd). Its put is completed — the
+ * version it was writing, the payload of that version, seq even — so that
+ * readers stop waiting for it and the record is self-consistent again.
+ */
+static void repair_bucket(struct cxs_kt *kt, const struct ycsb_layout *L, uint64_t bucket)
+{
+	uint64_t s = cxs_kt_shared(kt);
+	uint64_t next = cxs_kt_load(kt, s + L->heads_off + 8 * bucket, 8);
+	while (next != 0) {
+		uint64_t rec = s + L->records_off + (next - 1) * REC_BYTES;
+		uint32_t hk = cxs_kt_ld(kt, rec, 8), hn = cxs_kt_ld(kt, rec + 24, 8),
+			 hs = cxs_kt_ld(kt, rec + 16, 8);
+		uint64_t key = cxs_kt_get(kt, hk), seq = cxs_kt_get(kt, hs);
+		next = cxs_kt_get(kt, hn);
+		if (!(seq & 1))
+			continue;
+		uint64_t version = (seq + 1) / 2;
+		cxs_kt_store(kt, rec + 8, 8, version);
+		for (uint32_t j = 0; j < PAYLOAD_WORDS; j++)
+			cxs_kt_store(kt, rec + 8 * (PAYLOAD0 + j), 8, payload(key, version, j));
+		cxs_kt_store(kt, rec + 16, 8, seq + 1);
+		cxs_kt_result(kt, "records_repaired", 1);
+	}
+}
+
 static void put(struct cxs_kt *kt, const struct ycsb_layout *L, uint64_t key)
 {
 	uint64_t lock = cxs_kt_shared(kt) + L->locks_off + bucket_of(L, key) * LINE;
-	cxs_kt_lock(kt, lock);
+	if (cxs_kt_lock(kt, lock))
+		repair_bucket(kt, L, bucket_of(L, key));
 	uint64_t rec = find(kt, L, key);
 	uint32_t hs = cxs_kt_ld(kt, rec + 16, 8), hv = cxs_kt_ld(kt, rec + 8, 8);
 	uint64_t seq = cxs_kt_get(kt, hs), version = cxs_kt_get(kt, hv) + 1;
@@ -226,7 +270,7 @@ static void run(struct cxs_kt *kt)
 			put(kt, L, key);
 			puts++;
 		} else {
-			checksum += get(kt, find(kt, L, key), key, &retries);
+			checksum += get(kt, L, find(kt, L, key), key, &retries);
 			gets++;
 		}
 	}

@@ -70,6 +70,12 @@ struct cxs_kt {
 	uint64_t rval[MAX_RESULTS];
 	size_t nresults;
 
+	uint64_t mem_ops;   /* loads, stores and atomics the program has issued */
+	uint64_t waived, takeovers;
+	char waived_msg[512];
+	uint64_t seen_failed; /* failed_cns when a waiting barrier last looked */
+	struct cxs_kt_wait wait; /* the lock or barrier it spins on, if any */
+
 	struct native *nat; /* non-NULL in the native backend */
 	uint32_t nat_ops;   /* operations since the last yield */
 	bool nat_spun;      /* the last yield was a failed spin */
@@ -234,6 +240,7 @@ static uint32_t new_handle(struct cxs_kt *kt)
 uint32_t cxs_kt_ld(struct cxs_kt *kt, uint64_t addr, uint8_t size)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	uint32_t h = new_handle(kt);
 	if (kt->nat) {
 		cxs_kt_loaded(kt, h, native_read(kt, addr, size));
@@ -306,6 +313,7 @@ uint64_t cxs_kt_load(struct cxs_kt *kt, uint64_t addr, uint8_t size)
 void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	if (size < 8)
 		value &= (UINT64_C(1) << (8 * size)) - 1;
 	if (kt->nat) {
@@ -321,6 +329,7 @@ static uint64_t atomic_op(struct cxs_kt *kt, uint8_t kind, uint64_t addr, uint8_
 			  uint64_t v)
 {
 	check_access(kt, addr, size);
+	kt->mem_ops++;
 	uint64_t mask = size < 8 ? (UINT64_C(1) << (8 * size)) - 1 : UINT64_MAX;
 	if (kt->nat) {
 		uint64_t old = native_read(kt, addr, size);
@@ -365,6 +374,18 @@ void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions)
 	push(kt, &(struct cxs_kop){.kind = CXS_KOP_COMPUTE, .n = instructions});
 }
 
+/* The runtime's view of failed CNs (cxs_kt_params.failed_cns). */
+static uint64_t failed_view(const struct cxs_kt *kt)
+{
+	return kt->p.failed_cns ? *kt->p.failed_cns : 0;
+}
+
+static bool thread_dead(const struct cxs_kt *kt, uint64_t tid)
+{
+	uint64_t cn = kt->p.cores_per_cn ? tid / kt->p.cores_per_cn : 64;
+	return cn < 64 && (failed_view(kt) >> cn & 1);
+}
+
 /* One failed spin: back off (simulated instructions), or let others run (native). */
 static void spin_wait(struct cxs_kt *kt, uint32_t *backoff)
 {
@@ -377,12 +398,28 @@ static void spin_wait(struct cxs_kt *kt, uint32_t *backoff)
 		*backoff *= 2;
 }
 
-void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
+/*
+ * The lock word holds its holder's thread id + 1 (0: free), so that a thread
+ * spinning on it knows whom it waits for: a failure report names a lock held
+ * by a dead thread, and recovery can release it.
+ */
+bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
 {
 	uint32_t backoff = BACKOFF_MIN;
+	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_LOCK, .addr = addr,
+					.holder = UINT32_MAX};
 	for (;;) {
-		if (cxs_kt_load(kt, addr, 8) == 0 && cxs_kt_swap(kt, addr, 8, 1) == 0)
-			return;
+		uint64_t v = cxs_kt_load(kt, addr, 8);
+		if (v == 0 || thread_dead(kt, v - 1)) {
+			/* Free, or its holder died: the swap decides (another may get there first). */
+			v = cxs_kt_swap(kt, addr, 8, (uint64_t)kt->p.id + 1);
+			if (v == 0 || thread_dead(kt, v - 1)) {
+				kt->wait.kind = CXS_KT_NO_WAIT;
+				kt->takeovers += v != 0;
+				return v != 0;
+			}
+		}
+		kt->wait.holder = (uint32_t)(v - 1);
 		spin_wait(kt, &backoff);
 	}
 }
@@ -392,18 +429,61 @@ void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr)
 	cxs_kt_store(kt, addr, 8, 0); /* a release: TSO keeps it after the critical section */
 }
 
+/* The mask of dead threads among 0 .. n-1 (n <= 64). */
+static uint64_t dead_threads(const struct cxs_kt *kt, uint32_t n)
+{
+	uint64_t m = 0;
+	for (uint32_t t = 0; failed_view(kt) && t < n; t++)
+		if (thread_dead(kt, t))
+			m |= UINT64_C(1) << t;
+	return m;
+}
+
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 {
 	uint64_t sense = kt->sense ^ 1;
 	kt->sense = sense;
-	if (cxs_kt_fetch_add(kt, addr, 8, 1) == n - 1) {
+	/*
+	 * The count word is a mask of arrivals (bit = thread id) when every
+	 * thread of the program takes part, so that after a failure the dead
+	 * ones can be told apart; a barrier of a subset (litmus participants)
+	 * counts, and does not shrink.
+	 */
+	bool masked = n <= 64 && n == kt->p.img->nthreads;
+	uint64_t all = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+	uint64_t me = masked ? UINT64_C(1) << kt->p.id : 1;
+	uint64_t old = cxs_kt_fetch_add(kt, addr, 8, me);
+	if (masked ? ((old | me | dead_threads(kt, n)) == all) : old == n - 1) {
 		cxs_kt_store(kt, addr, 8, 0);         /* reset the count ... */
 		cxs_kt_store(kt, addr + 8, 8, sense); /* ... before releasing (TSO order) */
 		return;
 	}
 	uint32_t backoff = BACKOFF_MIN;
-	while (cxs_kt_load(kt, addr + 8, 8) != sense)
+	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_BARRIER, .addr = addr, .n = n,
+					.holder = UINT32_MAX};
+	kt->seen_failed = failed_view(kt);
+	while (cxs_kt_load(kt, addr + 8, 8) != sense) {
+		if (masked && failed_view(kt) != kt->seen_failed) {
+			/*
+			 * A failure: if every live thread has arrived, the dead ones
+			 * never will; the lowest live thread ends the episode.
+			 */
+			kt->seen_failed = failed_view(kt);
+			uint64_t dead = dead_threads(kt, n), arrived = cxs_kt_load(kt, addr, 8);
+			if ((arrived | dead) == all && (uint64_t)__builtin_ctzll(~dead & all) == kt->p.id) {
+				cxs_kt_store(kt, addr, 8, 0);
+				cxs_kt_store(kt, addr + 8, 8, sense);
+				break;
+			}
+		}
 		spin_wait(kt, &backoff);
+	}
+	kt->wait.kind = CXS_KT_NO_WAIT;
+}
+
+void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w)
+{
+	*w = kt->wait;
 }
 
 void cxs_kt_roi_begin(struct cxs_kt *kt)
@@ -428,6 +508,13 @@ void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len)
 	const uint8_t *ref = kt->p.reference;
 	if (!ref)
 		return;
+	if (failed_view(kt)) {
+		if (kt->waived++ == 0)
+			snprintf(kt->waived_msg, sizeof kt->waived_msg,
+				 "%s: thread %u's comparison with the reference run", kt->p.kernel->name,
+				 kt->p.id);
+		return;
+	}
 	enum { BATCH = 32 };
 	uint64_t base = kt->p.shared_base;
 	for (uint64_t o = off & ~UINT64_C(7); o < off + len; o += 8 * BATCH) {
@@ -449,10 +536,35 @@ void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len)
 	}
 }
 
+uint64_t cxs_kt_waived(const struct cxs_kt *kt, const char **first)
+{
+	*first = kt->waived ? kt->waived_msg : NULL;
+	return kt->waived;
+}
+
+uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt)
+{
+	return failed_view(kt);
+}
+
+uint64_t cxs_kt_takeovers(const struct cxs_kt *kt)
+{
+	return kt->takeovers;
+}
+
 void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	if (failed_view(kt)) {
+		/* After a failure: the check is waived, the thread ends. */
+		if (kt->waived++ == 0)
+			vsnprintf(kt->waived_msg, sizeof kt->waived_msg, fmt, ap);
+		va_end(ap);
+		kt->state = KT_DONE;
+		for (;;)
+			leave(kt);
+	}
 	vsnprintf(kt->err, sizeof kt->err, fmt, ap);
 	va_end(ap);
 	kt->state = KT_FAILED;
@@ -572,8 +684,19 @@ void cxs_kimage_free(struct cxs_kimage *img)
 	img->info = NULL;
 }
 
+uint64_t cxs_kt_mem_ops(const struct cxs_kt *kt)
+{
+	return kt->mem_ops;
+}
+
 int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 		      uint8_t **final_image, char *err, size_t errlen)
+{
+	return cxs_kt_run_native_ops(k, img, final_image, NULL, err, errlen);
+}
+
+int cxs_kt_run_native_ops(const struct cxs_kernel *k, const struct cxs_kimage *img,
+			  uint8_t **final_image, uint64_t *mem_ops, char *err, size_t errlen)
 {
 	int rc = -1;
 	uint32_t n = img->nthreads;
@@ -629,6 +752,8 @@ int cxs_kt_run_native(const struct cxs_kernel *k, const struct cxs_kimage *img,
 	}
 	*final_image = nat.shared;
 	nat.shared = NULL;
+	for (uint32_t t = 0; mem_ops && t < n; t++)
+		mem_ops[t] = kts[t]->mem_ops;
 	rc = 0;
 out:
 	for (uint32_t t = 0; kts && t < n; t++) {

@@ -219,9 +219,10 @@ void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions)
 	(void)instructions;
 }
 
-void cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
+bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
 {
 	pthread_mutex_lock(lock_of(kt, addr));
+	return false; /* native threads do not fail */
 }
 
 void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr)
@@ -347,6 +348,12 @@ uint64_t cxs_kt_shared(const struct cxs_kt *kt)
 uint64_t cxs_kt_private(const struct cxs_kt *kt)
 {
 	return kt->p.private_base;
+}
+
+uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt)
+{
+	(void)kt;
+	return 0;
 }
 
 uint64_t cxs_kt_rand(struct cxs_kt *kt)

@@ -98,6 +98,7 @@ const struct cxs_cfg_key cxs_trace_replay_keys[] = {
 	{"trace", "fault", CXS_CFG_ENUM, "none", "Fault injection for the checks: skip_locks or skip_barriers replays without them.", "none|skip_locks|skip_barriers", 0, 0},
 };
 const size_t cxs_trace_replay_nkeys = sizeof cxs_trace_replay_keys / sizeof cxs_trace_replay_keys[0];
+const struct cxs_key_table cxs_trace_replay_key_table = CXS_KEY_TABLE(cxs_trace_replay_keys);
 
 struct trace_info {
 	char *pattern;

@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../vgtool/cxltrace_proto.h"
+#include "cxlsim/cxltrace_proto.h"
 #include "cxlsim/errmsg.h"
 #include "cxlsim/page_map.h"
 #include "cxlsim/trace_record.h"

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cxlsim/engine.h"
+#include "rank_status.h"
 
 #define NS UINT64_C(1000)
 #define KILL_AT (1001 * NS)
@@ -58,14 +59,12 @@ static int init(struct cxs_lp *lp, void *state)
 	return 0;
 }
 
-static void on_failure(struct cxs_lp *lp, void *state, const uint32_t *dead, size_t ndead,
-		       cxs_time t)
+static void on_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f)
 {
 	struct node *n = state;
-	(void)dead;
-	(void)ndead;
 	n->notices++;
-	n->notice_at = t;
+	/* An injected kill is exact: the node's T_f and the notice time are both the kill time. */
+	n->notice_at = f->n == 1 && f->times[0] == cxs_now(lp) ? cxs_now(lp) : 0;
 	uint32_t count = cxs_lp_count(lp), me = cxs_lp_id(lp);
 	for (uint32_t k = 1; k < count; k++) {
 		uint32_t dst = (me + k) % count;
@@ -138,17 +137,6 @@ int main(int argc, char **argv)
 		rc = 1;
 	fflush(stderr);
 	/* As in the cxlsim app: report before MPI_Finalize, which may wait for the dead. */
-	const char *dir = getenv("CXLSIM_STATUS_DIR");
-	int rank;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	if (dir) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/rank-%d", dir, rank);
-		FILE *f = fopen(path, "w");
-		if (f) {
-			fprintf(f, "%d\n", rc);
-			fclose(f);
-		}
-	}
+	report_rank_status(rc);
 	_exit(rc);
 }

@@ -29,7 +29,12 @@ def counters(run):
     out = {}
     for node, stats in run.nodes.items():
         for name, value in stats.items():
-            out[(node, name)] = value if isinstance(value, int) else tuple(value.buckets.tolist())
+            if isinstance(value, int):
+                out[(node, name)] = value
+            elif hasattr(value, "buckets"):  # a histogram
+                out[(node, name)] = tuple(value.buckets.tolist())
+            else:  # a vector
+                out[(node, name)] = tuple(value.tolist())
     return out
 
 

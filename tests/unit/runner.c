@@ -28,6 +28,8 @@ int main(void)
 	srunner_add_suite(sr, kernels_suite());
 	srunner_add_suite(sr, core_suite());
 	srunner_add_suite(sr, axle_suite());
+	srunner_add_suite(sr, payload_suite());
+	srunner_add_suite(sr, diktamo_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	/* A misspelt CK_RUN_SUITE runs nothing and would pass: that is a failure. */

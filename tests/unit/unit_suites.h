@@ -19,5 +19,7 @@ Suite *kernels_suite(void);
 Suite *coherence_suite(void);
 Suite *trace_suite(void);
 Suite *axle_suite(void);
+Suite *payload_suite(void);
+Suite *diktamo_suite(void);
 
 #endif

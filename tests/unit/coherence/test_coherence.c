@@ -4,7 +4,7 @@
  * wired to each other through a fake world, without the engine or MPI.
  *
  * The world: homes on nodes 4 and 5 (CXL lines interleaved over them line by
- * line), two or three CNs on nodes 0..2 with two cores each and tiny caches
+ * line), two to four CNs on nodes 0..3 with two cores each and tiny caches
  * (L1 1 KiB 2-way, L2 2 KiB 2-way, L3 4 KiB 4-way = 16 sets), so that five
  * CXL lines k, k+16, k+32, k+48, k+64 fill an L3 set and evict its LRU line.
  * Every message a state machine emits is appended to one list with its send
@@ -13,6 +13,10 @@
  * RECALL before the PUT_ACK ...) or with pump(), which delivers everything in
  * time order while keeping each (source, destination) pair FIFO, as the
  * fabric does. Completed requests are recorded with their value.
+ *
+ * A failed CN (fail_cn) receives nothing any more: what was in flight to it
+ * is discarded, and a message a home sends it afterwards fails the test at
+ * once. What it sent before failing stays in flight, for the tests to deliver.
  *
  * Expected states are written as cxs_cn_line_state spells them ("S+SM_D",
  * "I+MI_A"); expected values are chosen constants, never recomputed with the
@@ -38,7 +42,8 @@
 #define ANY UINT32_MAX
 #define ANY_LINE UINT64_MAX
 
-enum { MAX_MNS = 2, MAX_CNS = 3, MAX_MSGS = 512, MAX_DONE = 128, MAX_LOCAL = 128 };
+enum { MAX_MNS = 2, MAX_CNS = 4, MAX_MSGS = 512, MAX_DONE = 128, MAX_LOCAL = 128,
+       MAX_OWNED = 16 };
 
 /* ---- the fake world ------------------------------------------------------ */
 
@@ -80,6 +85,9 @@ static struct {
 	unsigned dram_reads, dram_writes;
 	cxs_time now; /* time of the call in progress, or of the last one */
 	uint64_t next_tag;
+	uint32_t dead;              /* bit per failed CN (fail_cn) */
+	uint64_t owned[MAX_OWNED];  /* lines reported owned by the last fail_cn, in order */
+	size_t nowned;
 } W;
 
 static void record(cxs_time when, const struct cxs_coh_msg *m)
@@ -88,6 +96,9 @@ static void record(cxs_time when, const struct cxs_coh_msg *m)
 	/* The contract: messages leave at or after the current time. */
 	ck_assert_msg(when >= W.now, "%s %u->%u sent at %" PRIu64 " before now %" PRIu64,
 		      cxs_msg_info(m->type)->name, m->src, m->dst, when, W.now);
+	/* Nothing may be sent to a CN the homes know to have failed. */
+	ck_assert_msg(m->dst >= MN0 || !(W.dead >> m->dst & 1), "%s %u->%u: node %u has failed",
+		      cxs_msg_info(m->type)->name, m->src, m->dst, m->dst);
 	W.q[W.nq].when = when;
 	W.q[W.nq].m = *m;
 	W.q[W.nq].delivered = 0;
@@ -363,16 +374,23 @@ static uint64_t msg64(size_t i, uint32_t off)
 
 /* ---- requests ----------------------------------------------------------------- */
 
-static uint64_t issue(uint32_t cn, uint32_t core, uint8_t op, uint64_t addr, uint8_t size,
-		      uint64_t value)
+static uint64_t issue_flags(uint32_t cn, uint32_t core, uint8_t op, uint64_t addr, uint8_t size,
+			    uint64_t value, uint8_t flags)
 {
 	char err[256] = "";
 	W.now += 1000; /* requests at distinct times */
 	struct cxs_mem_req r = {.addr = addr, .value = value, .tag = ++W.next_tag,
-				.issued = W.now, .core = core, .op = op, .size = size};
+				.issued = W.now, .core = core, .op = op, .size = size,
+				.flags = flags};
 	ck_assert_msg(cxs_cn_request(W.cn[cn], W.now, &r, err, sizeof err) == 0, "request: %s",
 		      err);
 	return r.tag;
+}
+
+static uint64_t issue(uint32_t cn, uint32_t core, uint8_t op, uint64_t addr, uint8_t size,
+		      uint64_t value)
+{
+	return issue_flags(cn, core, op, addr, size, value, 0);
 }
 
 static uint64_t load(uint32_t cn, uint32_t core, uint64_t addr)
@@ -1203,6 +1221,745 @@ START_TEST(test_grant_memory_reads)
 }
 END_TEST
 
+/* ---- 10. failure of a CN ----------------------------------------------------- */
+
+static void owned_cb(void *ctx, uint64_t line)
+{
+	ck_assert_ptr_eq(ctx, &W);
+	ck_assert_msg(W.nowned < MAX_OWNED, "owned report list full");
+	W.owned[W.nowned++] = line;
+}
+
+/*
+ * CN cn fails and every home is told (home 4, then home 5). From then on
+ * nothing reaches it: what was in flight to it is discarded, and record()
+ * refuses anything a home sends it later. W.owned holds the owned lines the
+ * homes reported, in report order.
+ */
+static void fail_cn(uint32_t cn)
+{
+	char err[512] = "";
+
+	for (size_t i = 0; i < W.nq; i++)
+		if (!W.q[i].delivered && W.q[i].m.dst == cn)
+			W.q[i].delivered = 1;
+	W.dead |= UINT32_C(1) << cn;
+	W.nowned = 0;
+	W.now += 1000;
+	for (uint32_t i = 0; i < W.nmns; i++)
+		ck_assert_msg(cxs_home_cn_failed(&W.home[i], W.now, cn, owned_cb, &W, err,
+						 sizeof err) == 0,
+			      "cxs_home_cn_failed(home %u, node %u): %s", MN0 + i, cn, err);
+}
+
+/*
+ * A line both CNs share: the dead CN leaves the sharer vector, so the
+ * survivor's later upgrade is granted at once. A home still listing CN 1
+ * would send it an INV (record() refuses it) and wait for an ack that never
+ * comes.
+ */
+START_TEST(test_failure_sharer_leaves_vector)
+{
+	world_setup(2, 2);
+	const uint64_t x = cxl(0);
+	const uint64_t v = 0x5eed;
+
+	share(0, 1, x);
+	const struct cxs_home_entry *e = entry(x);
+	ck_assert_uint_eq(e->sharers, 0x3);
+	fail_cn(1);
+	ck_assert_uint_eq(W.nowned, 0); /* a sharer owns nothing */
+	ck_assert_uint_eq(e->state, CXS_D_S);
+	ck_assert_uint_eq(e->sharers, 0x1);
+	ck_assert_uint_eq(in_flight(), 0);
+
+	unsigned reads = W.dram_reads;
+	uint64_t t = store(0, 0, x, v);
+	ck_assert_str_eq(state(0, x), "S+SM_D");
+	deliver(EXPECT(CXS_MSG_GETM, 0, MN0, x));
+	ck_assert_uint_eq(count_msgs(CXS_MSG_INV, ANY, ANY, ANY_LINE), 0);
+	ck_assert_uint_eq(e->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(e->state, CXS_D_EM);
+	ck_assert_uint_eq(e->owner, 0);
+	ck_assert_uint_eq(e->sharers, 0);
+	deliver(EXPECT(CXS_MSG_DATA_M, MN0, 0, x));
+	ck_assert_ptr_nonnull(result(t));
+	ck_assert_str_eq(state(0, x), "M");
+	ck_assert_uint_eq(W.dram_reads, reads); /* an upgrade by a sharer reads nothing */
+	ck_assert_uint_eq(in_flight(), 0);
+	world_teardown();
+}
+END_TEST
+
+/*
+ * The last sharers fail one after the other: the line goes to I (not S with
+ * an empty vector), so the next reader gets it exclusive (DATA_E), not
+ * DATA_S.
+ */
+START_TEST(test_failure_last_sharer_frees_line)
+{
+	world_setup(2, 3);
+	const uint64_t x = cxl(1); /* home 5 */
+
+	share(0, 1, x);
+	fail_cn(1);
+	ck_assert_uint_eq(entry(x)->state, CXS_D_S);
+	ck_assert_uint_eq(entry(x)->sharers, 0x1);
+	fail_cn(0);
+	ck_assert_uint_eq(W.nowned, 0);
+	ck_assert_uint_eq(entry(x)->state, CXS_D_I);
+	ck_assert_uint_eq(entry(x)->sharers, 0);
+
+	uint64_t t = load(2, 0, x);
+	deliver(EXPECT(CXS_MSG_GETS, 2, MN0 + 1, x));
+	ck_assert_uint_eq(count_msgs(CXS_MSG_DATA_S, ANY, ANY, ANY_LINE), 0);
+	deliver(EXPECT(CXS_MSG_DATA_E, MN0 + 1, 2, x));
+	ck_assert_uint_eq(value_of(t), 0);
+	ck_assert_str_eq(state(2, x), "E");
+	world_teardown();
+}
+END_TEST
+
+/*
+ * The lines the dead CN owned (one dirty M, one clean E: the home cannot
+ * tell them apart) are reported, exactly those and in directory creation
+ * order (X, created first, has the higher address: an address-sorted report
+ * would put Y first), and go to I with memory's value: M's store is lost.
+ * A line CN 0 owns meanwhile is neither reported nor touched. CN 0's next
+ * read of X is served from memory, exclusive.
+ */
+START_TEST(test_failure_owned_lines_reported)
+{
+	world_setup(2, 2);
+	const uint64_t x = cxl(6), y = cxl(2), z = cxl(4); /* all on home 4 */
+	const uint64_t a = UINT64_C(0xa0a0a0a0a0a0a0a0), b = UINT64_C(0xb0b0b0b0b0b0b0b0);
+
+	/* Memory of X holds a (CN 0's store, recalled by CN 1's); CN 1 holds b in M. */
+	store(0, 0, x, a);
+	pump();
+	store(1, 0, x, b);
+	pump();
+	ck_assert_uint_eq(mem64(x), a);
+	ck_assert_str_eq(state(1, x), "M");
+	load(0, 0, z);
+	pump();
+	ck_assert_str_eq(state(0, z), "E");
+	load(1, 0, y);
+	pump();
+	ck_assert_str_eq(state(1, y), "E");
+	unsigned reads = W.dram_reads, writes = W.dram_writes;
+
+	fail_cn(1);
+	ck_assert_uint_eq(W.nowned, 2);
+	ck_assert_uint_eq(W.owned[0], line_of(x));
+	ck_assert_uint_eq(W.owned[1], line_of(y));
+	ck_assert_uint_eq(entry(x)->state, CXS_D_I);
+	ck_assert_uint_eq(entry(y)->state, CXS_D_I);
+	ck_assert_uint_eq(entry(z)->state, CXS_D_EM);
+	ck_assert_uint_eq(entry(z)->owner, 0);
+	ck_assert_uint_eq(mem64(x), a);
+	ck_assert_uint_eq(W.dram_reads, reads); /* nothing to read or write for idle lines */
+	ck_assert_uint_eq(W.dram_writes, writes);
+	ck_assert_uint_eq(in_flight(), 0);
+
+	uint64_t t = load(0, 1, x);
+	deliver(EXPECT(CXS_MSG_GETS, 0, MN0, x));
+	ck_assert_uint_eq(count_msgs(CXS_MSG_RECALL_S, ANY, ANY, ANY_LINE), 0);
+	size_t i = EXPECT(CXS_MSG_DATA_E, MN0, 0, x);
+	ck_assert_uint_eq(msg64(i, 0), a);
+	deliver(i);
+	ck_assert_uint_eq(value_of(t), a);
+	ck_assert_str_eq(state(0, x), "E");
+	ck_assert_uint_eq(entry(x)->owner, 0);
+	world_teardown();
+}
+END_TEST
+
+/*
+ * An upgrade's invalidation round waits for the dead CN's ack. On line X
+ * CN 0 has acked and CN 1's ack is the last one due: the failure itself
+ * completes the round (DATA_M to CN 2 with memory's data). On line Y CN 1
+ * fails first: the round goes on and CN 0's ack completes it. A home that
+ * did not count the dead CN's ack would leave both lines busy forever.
+ */
+START_TEST(test_failure_completes_inv_round)
+{
+	world_setup(1, 3);
+	const uint64_t x = cxl(3), y = cxl(5);
+	const uint64_t a = 0xa11, c = 0xc33, ay = 0xa22, cy = 0xc44;
+
+	/* X: memory a, shared by CN 0 and CN 1 (CN 0's dirty copy recalled to S). */
+	store(0, 0, x, a);
+	pump();
+	load(1, 0, x);
+	pump();
+	ck_assert_uint_eq(entry(x)->sharers, 0x3);
+	ck_assert_uint_eq(mem64(x), a);
+	store(0, 0, y, ay);
+	pump();
+	load(1, 0, y);
+	pump();
+	ck_assert_uint_eq(entry(y)->sharers, 0x3);
+
+	uint64_t tx = store(2, 0, x + 8, c);
+	uint64_t ty = store(2, 1, y + 8, cy);
+	deliver(EXPECT(CXS_MSG_GETM, 2, MN0, x));
+	deliver(EXPECT(CXS_MSG_GETM, 2, MN0, y));
+	ck_assert_uint_eq(entry(x)->acks_left, 2);
+	ck_assert_uint_eq(entry(y)->acks_left, 2);
+	deliver(EXPECT(CXS_MSG_INV, MN0, 0, x));
+	deliver(EXPECT(CXS_MSG_INV_ACK, 0, MN0, x));
+	ck_assert_uint_eq(entry(x)->acks_left, 1);
+	ck_assert_uint_eq(count_msgs(CXS_MSG_DATA_M, ANY, ANY, ANY_LINE), 0);
+	unsigned reads = W.dram_reads;
+
+	fail_cn(1); /* its INVs of X and Y were never received */
+	ck_assert_uint_eq(W.nowned, 0);
+	ck_assert_uint_eq(W.dram_reads, reads); /* the grant's read was made with the INVs */
+	const struct cxs_home_entry *ex = entry(x), *ey = entry(y);
+	ck_assert_uint_eq(ex->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(ex->state, CXS_D_EM);
+	ck_assert_uint_eq(ex->owner, 2);
+	ck_assert_uint_eq(ex->sharers, 0);
+	size_t i = EXPECT(CXS_MSG_DATA_M, MN0, 2, x);
+	ck_assert_uint_eq(msg64(i, 0), a);
+	ck_assert_uint_eq(count_msgs(CXS_MSG_DATA_M, ANY, ANY, line_of(y)), 0);
+	ck_assert_uint_eq(ey->busy, CXS_HB_INV);
+	ck_assert_uint_eq(ey->acks_left, 1);
+	ck_assert_uint_eq(ey->sharers, 0x1); /* only CN 0's ack is still due */
+
+	deliver(i);
+	ck_assert_ptr_nonnull(result(tx));
+	ck_assert_str_eq(state(2, x), "M");
+	ck_assert_uint_eq(peek(2, x), a);
+	ck_assert_uint_eq(peek(2, x + 8), c);
+	ck_assert_ptr_null(result(ty));
+	pump(); /* CN 0's INV of Y, its ack, DATA_M */
+	ck_assert_ptr_nonnull(result(ty));
+	ck_assert_str_eq(state(2, y), "M");
+	ck_assert_uint_eq(peek(2, y), ay);
+	ck_assert_uint_eq(peek(2, y + 8), cy);
+	ck_assert_uint_eq(ey->owner, 2);
+	ck_assert_str_eq(state(0, x), "I");
+	ck_assert_str_eq(state(0, y), "I");
+	world_teardown();
+}
+END_TEST
+
+/*
+ * A recall the dead owner will never answer: the line is reported owned
+ * (its copy is lost), the requester is served with memory's value, read
+ * now (a DRAM read charged, the grant leaving after it): CN 0's GETS of X
+ * gets DATA_S, CN 2's GETM of Y gets DATA_M.
+ */
+START_TEST(test_failure_unanswered_recall)
+{
+	world_setup(1, 3);
+	const uint64_t x = cxl(0), y = cxl(2);
+	const uint64_t a = 0xaaa1, b = 0xbbb1, a2 = 0xaaa2, b2 = 0xbbb2, c = 0xccc2;
+
+	/* Memory holds a (X) and a2 (Y); CN 1 holds b and b2 in M. */
+	store(0, 0, x, a);
+	pump();
+	store(1, 0, x, b);
+	pump();
+	store(2, 0, y, a2);
+	pump();
+	store(1, 1, y, b2);
+	pump();
+	ck_assert_uint_eq(mem64(x), a);
+	ck_assert_uint_eq(mem64(y), a2);
+	ck_assert_str_eq(state(1, x), "M");
+	ck_assert_str_eq(state(1, y), "M");
+
+	uint64_t tx = load(0, 0, x);
+	deliver(EXPECT(CXS_MSG_GETS, 0, MN0, x));
+	EXPECT(CXS_MSG_RECALL_S, MN0, 1, x);
+	uint64_t ty = store(2, 0, y + 8, c);
+	deliver(EXPECT(CXS_MSG_GETM, 2, MN0, y));
+	EXPECT(CXS_MSG_RECALL_I, MN0, 1, y);
+	ck_assert_uint_eq(entry(x)->busy, CXS_HB_RECALL);
+	ck_assert_uint_eq(entry(y)->busy, CXS_HB_RECALL);
+	unsigned reads = W.dram_reads;
+
+	fail_cn(1);
+	const cxs_time t_fail = W.now;
+	ck_assert_uint_eq(W.nowned, 2);
+	ck_assert_uint_eq(W.owned[0], line_of(x));
+	ck_assert_uint_eq(W.owned[1], line_of(y));
+	ck_assert_uint_eq(W.dram_reads, reads + 2);
+	size_t i = EXPECT(CXS_MSG_DATA_S, MN0, 0, x);
+	ck_assert_uint_eq(msg64(i, 0), a);
+	ck_assert_uint_ge(W.q[i].when, t_fail + DIR_PS + DRAM_PS);
+	size_t j = EXPECT(CXS_MSG_DATA_M, MN0, 2, y);
+	ck_assert_uint_eq(msg64(j, 0), a2);
+	ck_assert_uint_ge(W.q[j].when, t_fail + DIR_PS + DRAM_PS);
+	const struct cxs_home_entry *ex = entry(x), *ey = entry(y);
+	ck_assert_uint_eq(ex->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(ex->state, CXS_D_S);
+	ck_assert_uint_eq(ex->sharers, 0x1); /* the dead owner keeps nothing */
+	ck_assert_uint_eq(ey->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(ey->state, CXS_D_EM);
+	ck_assert_uint_eq(ey->owner, 2);
+
+	pump();
+	ck_assert_uint_eq(value_of(tx), a);
+	ck_assert_str_eq(state(0, x), "S");
+	ck_assert_ptr_nonnull(result(ty));
+	ck_assert_str_eq(state(2, y), "M");
+	ck_assert_uint_eq(peek(2, y), a2);
+	ck_assert_uint_eq(peek(2, y + 8), c);
+	ck_assert_uint_eq(mem64(x), a); /* b and b2 died with CN 1 */
+	ck_assert_uint_eq(mem64(y), a2);
+	world_teardown();
+}
+END_TEST
+
+/*
+ * The requester dies while its recall is out. CN 0 still answers: on X
+ * (RECALL_I for CN 1's GETM) its dirty data goes to memory, nobody is
+ * granted, the line ends in I; on Y the same with CN 2's GETS queued
+ * behind, which is then served from the freed line (DATA_E with CN 0's
+ * data: the line was I); on Z (RECALL_S for CN 1's GETS) CN 0 keeps its S
+ * copy and is the only sharer, so its upgrade needs no INV.
+ */
+START_TEST(test_failure_requester_dies_during_recall)
+{
+	world_setup(2, 3);
+	const uint64_t x = cxl(0), y = cxl(3), z = cxl(4); /* homes 4, 5, 4 */
+	const uint64_t a = 0xa0a1, ay = 0xa0a2;
+
+	store(0, 0, x, a);
+	pump();
+	store(0, 0, y, ay);
+	pump();
+	load(0, 0, z);
+	pump();
+	ck_assert_str_eq(state(0, x), "M");
+	ck_assert_str_eq(state(0, y), "M");
+	ck_assert_str_eq(state(0, z), "E");
+
+	store(1, 0, x, 0xdead1);
+	deliver(EXPECT(CXS_MSG_GETM, 1, MN0, x));
+	store(1, 0, y, 0xdead2);
+	deliver(EXPECT(CXS_MSG_GETM, 1, MN0 + 1, y));
+	uint64_t t2 = load(2, 0, y + 8);
+	deliver(EXPECT(CXS_MSG_GETS, 2, MN0 + 1, y));
+	ck_assert_uint_eq(entry(y)->qn, 1);
+	load(1, 1, z);
+	deliver(EXPECT(CXS_MSG_GETS, 1, MN0, z));
+
+	fail_cn(1);
+	ck_assert_uint_eq(W.nowned, 0); /* CN 1 owned nothing */
+	ck_assert_uint_eq(entry(x)->busy, CXS_HB_RECALL); /* still waiting for CN 0 */
+	ck_assert_uint_eq(entry(x)->req_dead, 1);
+	ck_assert_uint_eq(entry(y)->qn, 1);
+
+	/* X: the dirty answer reaches memory, and no grant goes anywhere. */
+	deliver(EXPECT(CXS_MSG_RECALL_I, MN0, 0, x));
+	size_t i = EXPECT(CXS_MSG_RECALL_DATA, 0, MN0, x);
+	ck_assert_uint_eq(W.q[i].m.dirty, 1);
+	deliver(i);
+	ck_assert_uint_eq(mem64(x), a);
+	const struct cxs_home_entry *ex = entry(x);
+	ck_assert_uint_eq(ex->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(ex->state, CXS_D_I);
+	ck_assert_uint_eq(ex->sharers, 0);
+	ck_assert_uint_eq(ex->req_dead, 0);
+	ck_assert_uint_eq(count_msgs(CXS_MSG_DATA_M, ANY, ANY, ANY_LINE), 0);
+
+	/* Y: the queued GETS of CN 2 is served once the dead CN's transaction ends. */
+	deliver(EXPECT(CXS_MSG_RECALL_I, MN0 + 1, 0, y));
+	deliver(EXPECT(CXS_MSG_RECALL_DATA, 0, MN0 + 1, y));
+	ck_assert_uint_eq(mem64(y), ay);
+	ck_assert_uint_eq(count_msgs(CXS_MSG_DATA_S, ANY, ANY, line_of(y)), 0);
+	size_t j = EXPECT(CXS_MSG_DATA_E, MN0 + 1, 2, y);
+	ck_assert_uint_eq(msg64(j, 0), ay);
+	deliver(j);
+	ck_assert_uint_eq(value_of(t2), 0);
+	ck_assert_str_eq(state(2, y), "E");
+	ck_assert_uint_eq(peek(2, y), ay);
+	ck_assert_uint_eq(entry(y)->owner, 2);
+	ck_assert_uint_eq(entry(y)->qn, 0);
+
+	/* Z: CN 0 keeps S alone; its upgrade is granted without an INV. */
+	deliver(EXPECT(CXS_MSG_RECALL_S, MN0, 0, z));
+	size_t k = EXPECT(CXS_MSG_RECALL_DATA, 0, MN0, z);
+	ck_assert_uint_eq(W.q[k].m.dirty, 0);
+	deliver(k);
+	ck_assert_str_eq(state(0, z), "S");
+	ck_assert_uint_eq(entry(z)->state, CXS_D_S);
+	ck_assert_uint_eq(entry(z)->sharers, 0x1);
+	uint64_t tz = store(0, 0, z, 0x2222);
+	pump();
+	ck_assert_ptr_nonnull(result(tz));
+	for (size_t n = 0; n < W.nq; n++) /* delivered or not: no INV was ever sent */
+		ck_assert(W.q[n].m.type != CXS_MSG_INV);
+	ck_assert_str_eq(state(0, z), "M");
+	world_teardown();
+}
+END_TEST
+
+/*
+ * Requests queued behind a transaction: the dead CN's are dropped, the
+ * others keep their arrival order. All four CNs share X and upgrade; CN 0
+ * is served first, the others queue as 3, 1, 2. After CN 1 fails the grants
+ * go 0, 3, 2 (epochs +1, +2, +3): a queue that lost the order would grant 2
+ * before 3, one that kept CN 1 would grant it (record() refuses that) or
+ * stall on its recall.
+ */
+START_TEST(test_failure_drops_queued_requests)
+{
+	world_setup(1, 4);
+	const uint64_t x = cxl(9);
+
+	share(0, 1, x);
+	load(2, 0, x);
+	load(3, 0, x);
+	pump();
+	const struct cxs_home_entry *e = entry(x);
+	ck_assert_uint_eq(e->sharers, 0xf);
+	uint32_t epoch0 = e->epoch;
+
+	uint64_t s0 = issue(0, 0, CXS_OP_STORE_STAMP, x, 8, 0);
+	uint64_t s3 = issue(3, 0, CXS_OP_STORE_STAMP, x, 8, 0);
+	uint64_t s1 = issue(1, 0, CXS_OP_STORE_STAMP, x, 8, 0);
+	uint64_t s2 = issue(2, 0, CXS_OP_STORE_STAMP, x, 8, 0);
+	deliver(EXPECT(CXS_MSG_GETM, 0, MN0, x));
+	deliver(EXPECT(CXS_MSG_GETM, 3, MN0, x));
+	deliver(EXPECT(CXS_MSG_GETM, 1, MN0, x));
+	deliver(EXPECT(CXS_MSG_GETM, 2, MN0, x));
+	ck_assert_uint_eq(e->qn, 3);
+	ck_assert_uint_eq(e->acks_left, 3);
+
+	fail_cn(1);
+	ck_assert_uint_eq(e->qn, 2);
+	ck_assert_uint_eq(e->q[e->qhead % e->qcap].src, 3);
+	ck_assert_uint_eq(e->q[(e->qhead + 1) % e->qcap].src, 2);
+	ck_assert_uint_eq(e->acks_left, 2); /* CN 1's ack counted as given */
+	ck_assert_uint_eq(e->req_src, 0);
+
+	pump();
+	ck_assert_uint_eq(value_of(s0) >> 32, epoch0 + 1);
+	ck_assert_uint_eq(value_of(s3) >> 32, epoch0 + 2);
+	ck_assert_uint_eq(value_of(s2) >> 32, epoch0 + 3);
+	ck_assert_ptr_null(result(s1));
+	ck_assert_uint_eq(e->epoch, epoch0 + 3);
+	ck_assert_uint_eq(e->qn, 0);
+	ck_assert_uint_eq(e->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(e->owner, 2);
+	ck_assert_str_eq(state(2, x), "M");
+	ck_assert_str_eq(state(3, x), "I");
+	ck_assert_str_eq(state(0, x), "I");
+	world_teardown();
+}
+END_TEST
+
+/*
+ * Messages the dead CN sent that arrive after the home dealt with its
+ * failure (a write-back, a request) are dropped and counted, not taken as
+ * protocol violations: the PUTM does not overwrite memory (its line was
+ * already given up as lost and reported) and gets no PUT_ACK; the GETS
+ * creates no directory entry and gets no grant.
+ */
+START_TEST(test_failure_late_messages_dropped)
+{
+	world_setup(2, 2);
+	const uint64_t x = cxl(10); /* home 4; L3 set 10 */
+	const uint64_t g = cxl(11); /* home 5 */
+	const uint64_t a = 0xa10, b = 0xb10;
+
+	store(0, 0, x, a);
+	pump();
+	store(1, 0, x, b);
+	pump();
+	ck_assert_uint_eq(mem64(x), a);
+
+	/* CN 1 evicts X: PUTM (b) in flight. */
+	fill_l3_set(1, 0, 10, 3);
+	load(1, 0, cxl(10 + 4 * L3_SETS));
+	deliver(EXPECT(CXS_MSG_GETS, 1, MN0, cxl(10 + 4 * L3_SETS)));
+	deliver(EXPECT(CXS_MSG_DATA_E, MN0, 1, cxl(10 + 4 * L3_SETS)));
+	ck_assert_str_eq(state(1, x), "I+MI_A");
+	size_t putm = EXPECT(CXS_MSG_PUTM, 1, MN0, x);
+	ck_assert_uint_eq(msg64(putm, 0), b);
+	load(1, 1, g);
+	size_t gets = EXPECT(CXS_MSG_GETS, 1, MN0 + 1, g);
+
+	fail_cn(1);
+	/* The home still thought CN 1 owned X, and the four lines of the fill. */
+	ck_assert_uint_eq(W.nowned, 5);
+	ck_assert_uint_eq(W.owned[0], line_of(x));
+	for (uint64_t k = 1; k <= 4; k++)
+		ck_assert_uint_eq(W.owned[k], line_of(cxl(10 + k * L3_SETS)));
+	ck_assert_uint_eq(entry(x)->state, CXS_D_I);
+
+	unsigned writes = W.dram_writes;
+	deliver(putm); /* deliver() requires rc == 0 */
+	ck_assert_uint_eq(W.home[0].dropped_from_dead, 1);
+	ck_assert_uint_eq(mem64(x), a);
+	ck_assert_uint_eq(W.dram_writes, writes);
+	ck_assert_uint_eq(entry(x)->state, CXS_D_I);
+	deliver(gets);
+	ck_assert_uint_eq(W.home[1].dropped_from_dead, 1);
+	ck_assert_ptr_null(cxs_home_entry(&W.home[1], line_of(g)));
+	ck_assert_uint_eq(in_flight(), 0);
+
+	/* The lost line serves the survivor from memory. */
+	uint64_t t = load(0, 0, x);
+	pump();
+	ck_assert_uint_eq(value_of(t), a);
+	ck_assert_str_eq(state(0, x), "E");
+	ck_assert_uint_eq(W.home[0].dropped_from_dead, 1);
+	world_teardown();
+}
+END_TEST
+
+/*
+ * The failure of a node that is not one of the home's CNs (ncns, or 64: past
+ * the sharer vector) is refused with a message naming it, and changes
+ * nothing: no CN is marked dead, nothing is reported, CN 1 keeps its line.
+ */
+START_TEST(test_failure_of_non_cn_refused)
+{
+	world_setup(1, 2);
+	const uint64_t x = cxl(0);
+	const uint32_t bad[] = {2, 64};
+	char err[256];
+
+	load(1, 0, x);
+	pump();
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "node %u", bad[i]);
+		err[0] = '\0';
+		W.nowned = 0;
+		ck_assert_int_eq(cxs_home_cn_failed(&W.home[0], W.now, bad[i], owned_cb, &W, err,
+						    sizeof err),
+				 -1);
+		ck_assert_msg(strstr(err, name) != NULL, "\"%s\" does not name %s", err, name);
+		ck_assert_uint_eq(W.nowned, 0);
+		ck_assert_uint_eq(W.home[0].dead, 0);
+	}
+	ck_assert_uint_eq(entry(x)->state, CXS_D_EM);
+	ck_assert_uint_eq(entry(x)->owner, 1);
+	world_teardown();
+}
+END_TEST
+
+/* ---- 11. what a CN holds (cxs_cn_lines_held) --------------------------------- */
+
+enum { MAX_HELD = 32 };
+
+static struct {
+	struct {
+		uint64_t line;
+		enum cxs_cn_hold how;
+		int has_data;
+		uint8_t data[CXS_LINE_BYTES];
+		uint8_t unsaved;
+	} r[MAX_HELD];
+	size_t n;
+} H;
+
+static void held_cb(void *ctx, uint64_t line, enum cxs_cn_hold how, const uint8_t *data,
+		    uint8_t unsaved_words)
+{
+	ck_assert_ptr_eq(ctx, &H);
+	ck_assert_msg(H.n < MAX_HELD, "held list full");
+	H.r[H.n].line = line;
+	H.r[H.n].how = how;
+	H.r[H.n].has_data = data != NULL;
+	if (data)
+		memcpy(H.r[H.n].data, data, CXS_LINE_BYTES);
+	H.r[H.n].unsaved = unsaved_words;
+	H.n++;
+}
+
+static void collect_held(uint32_t cn)
+{
+	memset(&H, 0, sizeof H);
+	cxs_cn_lines_held(W.cn[cn], held_cb, &H);
+}
+
+/* How many reports name the line of addr. */
+static unsigned held_count(uint64_t addr)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < H.n; i++)
+		n += H.r[i].line == line_of(addr);
+	return n;
+}
+
+/* The one report of the line of addr, which must be of kind `how`. */
+#define HELD(addr, how) held_one(addr, how, __LINE__)
+static size_t held_one(uint64_t addr, enum cxs_cn_hold how, int at)
+{
+	ck_assert_msg(held_count(addr) == 1, "line %d: line %#" PRIx64 " reported %u times", at,
+		      line_of(addr), held_count(addr));
+	for (size_t i = 0; i < H.n; i++)
+		if (H.r[i].line == line_of(addr)) {
+			ck_assert_msg(H.r[i].how == how,
+				      "line %d: line %#" PRIx64 " reported as %d, expected %d", at,
+				      line_of(addr), (int)H.r[i].how, (int)how);
+			return i;
+		}
+	return 0;
+}
+
+/*
+ * A CN holding a line of every kind: M written in two words (1 and 5), E
+ * loaded with a value another CN had written back, S, a GETS not yet
+ * answered, a PUTM in flight, and the four E lines that filled the PUTM'd
+ * line's set. Each is reported once with its kind, the M line's unsaved mask
+ * is exactly words 1 and 5 (0x22), data travels with every kind but
+ * PENDING. Once the M line is recalled (RECALL_DATA sent, copy dropped) it
+ * is not reported at all, whatever its mask was.
+ */
+START_TEST(test_lines_held_kinds_and_unsaved)
+{
+	world_setup(2, 2);
+	const uint64_t m = cxl(0), e = cxl(2), s = cxl(4), p = cxl(6), w = cxl(8);
+	const uint64_t A = UINT64_C(0x0101010101010101), B = UINT64_C(0x0505050505050505);
+	const uint64_t EV = UINT64_C(0xe1e2e3e4e5e6e7e8), WV = UINT64_C(0x7777777777777777);
+
+	/* E: CN 1 writes EV at e+16 and writes it back; CN 0 then loads it exclusive. */
+	store(1, 0, e + 16, EV);
+	pump();
+	fill_l3_set(1, 0, 2, 4);
+	ck_assert_uint_eq(mem64(e + 16), EV);
+	uint64_t te = load(0, 0, e + 16);
+	pump();
+	ck_assert_uint_eq(value_of(te), EV);
+	ck_assert_str_eq(state(0, e), "E");
+
+	store(0, 0, m + 8, A);
+	pump();
+	store(0, 1, m + 40, B);
+	ck_assert_str_eq(state(0, m), "M");
+	share(0, 1, s);
+	store(0, 0, w, WV);
+	pump();
+	fill_l3_set(0, 0, 8, 3);
+	load(0, 0, cxl(8 + 4 * L3_SETS));
+	deliver(EXPECT(CXS_MSG_GETS, 0, MN0, cxl(8 + 4 * L3_SETS)));
+	deliver(EXPECT(CXS_MSG_DATA_E, MN0, 0, cxl(8 + 4 * L3_SETS)));
+	ck_assert_str_eq(state(0, w), "I+MI_A");
+	load(0, 1, p);
+	ck_assert_str_eq(state(0, p), "I+IS_D");
+
+	collect_held(0);
+	ck_assert_uint_eq(H.n, 9);
+	size_t i = HELD(m, CXS_HOLD_M);
+	ck_assert_uint_eq(H.r[i].unsaved, 0x22);
+	ck_assert(H.r[i].has_data);
+	ck_assert_uint_eq(le64(H.r[i].data + 8), A);
+	ck_assert_uint_eq(le64(H.r[i].data + 40), B);
+	ck_assert_uint_eq(le64(H.r[i].data), 0);
+
+	uint8_t want[CXS_LINE_BYTES] = {0};
+	for (int b = 0; b < 8; b++)
+		want[16 + b] = (uint8_t)(0xe8 - b); /* EV, little-endian */
+	i = HELD(e, CXS_HOLD_E);
+	ck_assert(H.r[i].has_data);
+	ck_assert_mem_eq(H.r[i].data, want, CXS_LINE_BYTES);
+	ck_assert_uint_eq(H.r[i].unsaved, 0);
+
+	i = HELD(s, CXS_HOLD_S);
+	ck_assert(H.r[i].has_data);
+	ck_assert_uint_eq(H.r[i].unsaved, 0);
+	i = HELD(p, CXS_HOLD_PENDING);
+	ck_assert(!H.r[i].has_data);
+	ck_assert_uint_eq(H.r[i].unsaved, 0);
+	i = HELD(w, CXS_HOLD_WRITEBACK);
+	ck_assert(H.r[i].has_data);
+	ck_assert_uint_eq(le64(H.r[i].data), WV);
+	ck_assert_uint_eq(H.r[i].unsaved, 0);
+	for (uint64_t k = 1; k <= 4; k++)
+		HELD(cxl(8 + k * L3_SETS), CXS_HOLD_E);
+
+	/* The same state reports the same list (deterministic). */
+	size_t n1 = H.n;
+	uint64_t first = H.r[0].line, last = H.r[n1 - 1].line;
+	collect_held(0);
+	ck_assert_uint_eq(H.n, n1);
+	ck_assert_uint_eq(H.r[0].line, first);
+	ck_assert_uint_eq(H.r[n1 - 1].line, last);
+
+	/* CN 1's store recalls M: the data goes home, the line is no longer held. */
+	store(1, 0, m, 0x99);
+	deliver(EXPECT(CXS_MSG_GETM, 1, MN0, m));
+	deliver(EXPECT(CXS_MSG_RECALL_I, MN0, 0, m));
+	size_t rd = EXPECT(CXS_MSG_RECALL_DATA, 0, MN0, m);
+	ck_assert_uint_eq(W.q[rd].m.dirty, 1);
+	ck_assert_uint_eq(msg64(rd, 8), A);
+	ck_assert_uint_eq(msg64(rd, 40), B);
+	collect_held(0);
+	ck_assert_uint_eq(held_count(m), 0);
+	ck_assert_uint_eq(H.n, 8);
+	HELD(p, CXS_HOLD_PENDING);
+	HELD(w, CXS_HOLD_WRITEBACK);
+	world_teardown();
+}
+END_TEST
+
+/*
+ * Write-through (the WT protocol's stores carry CXS_REQ_WT): the line stays
+ * M, but once the WT is sent none of its words is unsaved — the whole line
+ * is on its way to memory — while the store itself completes only on
+ * WT_ACK. A plain store afterwards starts a new mask with only its word
+ * (3). On an E line the WT store makes it M (silent E -> M) with mask 0 too.
+ */
+START_TEST(test_lines_held_write_through_saves)
+{
+	world_setup(2, 2);
+	const uint64_t x = cxl(0), y = cxl(2);
+	const uint64_t v1 = 0x1111, v2 = 0x2222, v3 = 0x3333, vy = 0x4444;
+
+	store(0, 0, x, v1);
+	pump();
+	collect_held(0);
+	ck_assert_uint_eq(H.r[HELD(x, CXS_HOLD_M)].unsaved, 0x01);
+
+	uint64_t t = issue_flags(0, 0, CXS_OP_STORE, x + 16, 8, v2, CXS_REQ_WT);
+	ck_assert_ptr_null(result(t));
+	ck_assert_str_eq(state(0, x), "M");
+	size_t i = EXPECT(CXS_MSG_WT, 0, MN0, x);
+	ck_assert_uint_eq(msg64(i, 0), v1);
+	ck_assert_uint_eq(msg64(i, 16), v2);
+	collect_held(0);
+	ck_assert_uint_eq(H.n, 1);
+	size_t k = HELD(x, CXS_HOLD_M);
+	ck_assert_uint_eq(H.r[k].unsaved, 0);
+	ck_assert_uint_eq(le64(H.r[k].data + 16), v2);
+
+	deliver(i);
+	ck_assert_uint_eq(mem64(x), v1);
+	ck_assert_uint_eq(mem64(x + 16), v2);
+	ck_assert_uint_eq(entry(x)->state, CXS_D_EM);
+	ck_assert_uint_eq(entry(x)->owner, 0);
+	ck_assert_ptr_null(result(t));
+	deliver(EXPECT(CXS_MSG_WT_ACK, MN0, 0, x));
+	ck_assert_ptr_nonnull(result(t));
+	ck_assert_str_eq(state(0, x), "M");
+
+	store(0, 1, x + 24, v3);
+	collect_held(0);
+	ck_assert_uint_eq(H.r[HELD(x, CXS_HOLD_M)].unsaved, 0x08);
+
+	load(0, 0, y);
+	pump();
+	ck_assert_str_eq(state(0, y), "E");
+	issue_flags(0, 1, CXS_OP_STORE, y + 56, 8, vy, CXS_REQ_WT);
+	ck_assert_str_eq(state(0, y), "M");
+	EXPECT(CXS_MSG_WT, 0, MN0, y);
+	collect_held(0);
+	ck_assert_uint_eq(H.r[HELD(y, CXS_HOLD_M)].unsaved, 0);
+	ck_assert_uint_eq(H.r[HELD(x, CXS_HOLD_M)].unsaved, 0x08);
+	world_teardown();
+}
+END_TEST
+
 Suite *coherence_suite(void)
 {
 	Suite *s = suite_create("coherence");
@@ -1232,5 +1989,19 @@ Suite *coherence_suite(void)
 	tcase_add_test(errors, test_cn_stuck_writeback_names_line);
 	tcase_add_test(errors, test_cn_stuck_reports_oldest);
 	suite_add_tcase(s, errors);
+
+	TCase *failure = tcase_create("failure");
+	tcase_add_test(failure, test_failure_sharer_leaves_vector);
+	tcase_add_test(failure, test_failure_last_sharer_frees_line);
+	tcase_add_test(failure, test_failure_owned_lines_reported);
+	tcase_add_test(failure, test_failure_completes_inv_round);
+	tcase_add_test(failure, test_failure_unanswered_recall);
+	tcase_add_test(failure, test_failure_requester_dies_during_recall);
+	tcase_add_test(failure, test_failure_drops_queued_requests);
+	tcase_add_test(failure, test_failure_late_messages_dropped);
+	tcase_add_test(failure, test_failure_of_non_cn_refused);
+	tcase_add_test(failure, test_lines_held_kinds_and_unsaved);
+	tcase_add_test(failure, test_lines_held_write_through_saves);
+	suite_add_tcase(s, failure);
 	return s;
 }

@@ -941,7 +941,7 @@ START_TEST(test_write_through_flags_the_last_store_of_a_transaction_and_waits_fo
 			      LINE(1) | IN_CXL, (LINE(1) | IN_CXL) + 8, LINE(2)};
 	const uint8_t wt[] = {0, 0, CXS_REQ_WT, 0, CXS_REQ_WT, 0};
 	struct cxs_core_params p = test_params();
-	p.write_through = true;
+	p.protocol = CXS_PROTO_WT;
 	struct rig *r = run_stores(&p, a, 6, false);
 	for (int i = 0; i < 6; i++)
 		ck_assert_msg(req(r, CXS_OP_STORE, a[i], 0)->r.flags == wt[i], "store %d: flags %u", i,
@@ -953,7 +953,7 @@ START_TEST(test_write_through_flags_the_last_store_of_a_transaction_and_waits_fo
 	rig_free(r);
 
 	/* write-back: no store carries the flag */
-	p.write_through = false;
+	p.protocol = CXS_PROTO_WB;
 	r = run_stores(&p, a, 6, false);
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(req(r, CXS_OP_STORE, a[i], 0)->r.flags, 0);

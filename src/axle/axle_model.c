@@ -1,7 +1,9 @@
 /*
- * axle_node.c — the AXLE model (`--model axle`): its [axle] keys, how they
- * become the run's parameters, the fabric as the two node types use it, and
- * which node is which.
+ * axle_model.c — the AXLE model (`--model axle`): its [axle] keys, how they
+ * become the model's instance (the run's parameters and its workload, which
+ * both node types read through cxs_lp_ctx), the fabric as the two node types
+ * use it (the node port, include/cxlsim/nport.h), which node is which, and
+ * the registry entry.
  *
  * Nodes: 2k is a host CN (src/axle/host.c), 2k+1 its CCM MN (src/axle/ccm.c),
  * for k < axle.pairs; every pair runs the same workload independently, so
@@ -27,18 +29,16 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "../axle/axle_priv.h"
-
-struct axle_params axle_P;
-static struct axle_wl *W;
+#include "axle_priv.h"
 
 #define K(key, type, def, doc) {"axle", key, type, def, doc, NULL, 0, 0}
 #define KR(key, type, def, doc, lo, hi) {"axle", key, type, def, doc, NULL, lo, hi}
 #define KE(key, def, choices, doc) {"axle", key, CXS_CFG_ENUM, def, doc, choices, 0, 0}
 
-const struct cxs_cfg_key cxs_axle_keys[] = {
+static const struct cxs_cfg_key axle_keys[] = {
 	KE("mechanism", "axle", "rp|bs|axle|axle_irq", "Offload mechanism: remote polling, bulk synchronous, AXLE (local polling), AXLE with interrupts."),
 	KE("workload", "knn_a", "knn_a|knn_b|knn_c|sssp|pagerank|ssb_q11|ssb_q12|llm|dlrm", "Table IV workload: (a)-(c) KNN, (d) SSSP, (e) PageRank, (f)(g) SSB Q1.1/Q1.2, (h) OPT-2.7B attention, (i) DLRM SLS."),
 	KE("size", "small", "small|full", "Workload size preset: small runs in seconds, full is Table IV; any size key set to non-zero overrides the preset."),
@@ -85,7 +85,7 @@ const struct cxs_cfg_key cxs_axle_keys[] = {
 	KR("ccm_l1_lines", CXS_CFG_UINT, "512", "Data cache of a CCM unit in 64-byte lines, direct-mapped, emptied at every launch (0 = none).", 0, 1 << 24),
 	KE("fault", "none", "none|tail_before_metadata|metadata_before_payload|ignore_credit", "Fault injection for testing the invariant checker: break one ordering or the flow control in the DMA executor."),
 };
-const size_t cxs_axle_nkeys = sizeof cxs_axle_keys / sizeof cxs_axle_keys[0];
+static const struct cxs_key_table axle_key_table = CXS_KEY_TABLE(axle_keys);
 
 #undef K
 #undef KR
@@ -164,14 +164,14 @@ static int workload_params(const struct cxs_config *cfg, uint64_t seed, struct a
 	return 0;
 }
 
-int cxs_axle_configure(const struct cxs_config *cfg, uint64_t seed, struct cxs_axle_info *out,
-		       char *err, size_t errlen)
+static int configure_params(const struct cxs_config *cfg, struct axle_model *M, char *err,
+			    size_t errlen)
 {
-	struct axle_params *P = &axle_P;
+	struct axle_params *P = &M->P;
+	uint64_t seed = cxs_config_uint(cfg, "engine", "seed");
 	cxs_time mem_rt = cxs_config_time_ps(cfg, "axle", "mem_rt");
 	cxs_time io_rt = cxs_config_time_ps(cfg, "axle", "io_rt");
 
-	memset(P, 0, sizeof *P);
 	if (io_rt < mem_rt)
 		return bad(cfg, "io_rt", err, errlen, "must not be below axle.mem_rt");
 	P->pairs = (uint32_t)cxs_config_uint(cfg, "axle", "pairs");
@@ -213,35 +213,86 @@ int cxs_axle_configure(const struct cxs_config *cfg, uint64_t seed, struct cxs_a
 
 	if (workload_params(cfg, seed, &P->wl, err, errlen) != 0)
 		return -1;
-	axle_wl_free(W);
-	W = axle_wl_new(&P->wl, err, errlen);
-	if (!W)
+	M->wl = axle_wl_new(&P->wl, err, errlen);
+	if (!M->wl)
 		return -1;
 	struct axle_round r;
-	axle_wl_round(W, 0, &r);
+	axle_wl_round(M->wl, 0, &r);
 	uint64_t slots = ((uint64_t)r.ntasks * r.task_bytes + P->slot_bytes - 1) / P->slot_bytes;
 	double pct = cxs_config_double(cfg, "axle", "dma_slots_pct");
 	P->dma_slots = pct > 0 ? (uint64_t)ceil(pct / 100.0 * (double)slots)
 			       : cxs_config_uint(cfg, "axle", "dma_slots");
 	if (P->dma_slots == 0)
 		P->dma_slots = 1;
-	axle_host_set_workload(W);
-	axle_ccm_set_workload(W);
 	P->configured = true;
-	out->nnodes = 2 * P->pairs;
-	out->lookahead = cxs_fabric_min_latency(&P->fab);
+	M->port = (struct cxs_nport_cfg){.fab = &P->fab, .ev_deliver = EV_DELIVER, .drop_type = -1};
+	M->port.class_extra[CXS_CLASS_IO] = P->io_extra;
+	M->port.class_extra[CXS_CLASS_DMA] = P->io_extra;
 	return 0;
 }
 
-const struct cxs_node_type *cxs_axle_type_of(uint32_t node, void *ctx)
+void axle_failure(struct cxs_lp *lp, void *state, const struct cxs_failure_notice *f)
+{
+	(void)state;
+	cxs_lp_fail(lp, 9,
+		    "AXLE: node %u failed at %llu ps; offloading has no failure model (the "
+		    "paper's hosts and CCMs do not fail), so the run stops",
+		    f->nodes[0], (unsigned long long)f->times[0]);
+}
+
+static void release(void *ctx)
+{
+	struct axle_model *M = ctx;
+	if (!M)
+		return;
+	axle_wl_free(M->wl);
+	free(M);
+}
+
+static const struct cxs_node_type *type_of(uint32_t node, void *ctx)
 {
 	(void)ctx;
-	return node % 2 == 0 ? axle_host_type() : axle_ccm_type();
+	return node % 2 == 0 ? &axle_host_type : &axle_ccm_type;
 }
+
+static int configure(const struct cxs_config *cfg, struct cxs_model_run *out, char *err,
+		     size_t errlen)
+{
+	struct axle_model *M = calloc(1, sizeof *M);
+	if (!M) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (configure_params(cfg, M, err, errlen) != 0) {
+		release(M);
+		return -1;
+	}
+	*out = (struct cxs_model_run){
+		.ctx = M,
+		.nnodes = 2 * M->P.pairs,
+		.lookahead = cxs_fabric_min_latency(&M->P.fab),
+		.lookahead_section = "axle",
+		.lookahead_key = "mem_rt",
+		.type_of = type_of,
+	};
+	return 0;
+}
+
+static const struct cxs_key_table *const tables[] = {&axle_key_table, NULL};
+
+const struct cxs_model cxs_axle_model = {
+	.name = "axle",
+	.doc = "offloading from host CNs to CXL computational memory (CCM MNs)",
+	.keys = tables,
+	.configure = configure,
+	.release = release,
+};
+
+
 
 /* ---- the fabric as both node types use it -------------------------------- */
 
-enum cxs_msg_type axle_msg_type(uint32_t ev)
+enum cxs_msg_type axle_msg_type(const struct axle_params *P, uint32_t ev)
 {
 	switch ((enum axle_ev)ev) {
 	case EV_LAUNCH: case EV_WB: case EV_FC: return CXS_MSG_MEM_WR;
@@ -251,7 +302,7 @@ enum cxs_msg_type axle_msg_type(uint32_t ev)
 	case EV_RD: return CXS_MSG_MEM_RD;
 	case EV_RD_DATA: return CXS_MSG_MEM_RD_DATA;
 	case EV_DMA_PAYLOAD:
-		return axle_P.slot_bytes <= 32 ? CXS_MSG_DMA_PAYLOAD32 : CXS_MSG_DMA_WRITE;
+		return P->slot_bytes <= 32 ? CXS_MSG_DMA_PAYLOAD32 : CXS_MSG_DMA_WRITE;
 	case EV_DMA_META: return CXS_MSG_DMA_META;
 	case EV_DMA_META_TAIL: case EV_DMA_PAYLOAD_TAIL: return CXS_MSG_DMA_TAIL;
 	case EV_MSI: return CXS_MSG_MSI;
@@ -259,24 +310,12 @@ enum cxs_msg_type axle_msg_type(uint32_t ev)
 	}
 }
 
-void axle_send(struct cxs_lp *lp, struct cxs_port *port, uint32_t dst, const struct axle_msg *m)
+void axle_send(struct cxs_nport *np, const struct axle_params *P, uint32_t dst,
+	       const struct axle_msg *m)
 {
-	enum cxs_msg_type t = axle_msg_type(m->ev);
+	enum cxs_msg_type t = axle_msg_type(P, m->ev);
 	if (t == CXS_MSG_TYPE_COUNT)
-		cxs_bug(lp, "AXLE: event %u is not a message", m->ev);
-	cxs_time d = cxs_port_send(port, &axle_P.fab, cxs_now(lp), t);
-	enum cxs_msg_class cls = cxs_msg_info(t)->cls;
-	if (cls == CXS_CLASS_IO || cls == CXS_CLASS_DMA)
-		d += axle_P.io_extra;
-	cxs_send(lp, dst, d, m->ev, m, sizeof *m);
-}
-
-bool axle_arrived(struct cxs_lp *lp, struct cxs_port *port, const struct cxs_event *ev)
-{
-	cxs_time done = cxs_port_receive(port, &axle_P.fab, ev->time, axle_msg_type(ev->type));
-	if (done > ev->time) {
-		cxs_schedule(lp, done - ev->time, EV_DELIVER, ev->data, ev->size);
-		return false;
-	}
-	return true;
+		cxs_bug(np->lp, "AXLE: event %u is not a message", m->ev);
+	/* The message travels as its AXLE event number: the nodes' one numbering. */
+	cxs_nport_send(np, cxs_now(np->lp), m->ev, dst, t, m, sizeof *m, 0);
 }

@@ -1,0 +1,892 @@
+/*
+ * log_unit.c — a CN's Logging Unit (DIKTAMO §IV-B, §IV-C, §IV-E; Table II):
+ * the SRAM Log Buffer that REPLs and VALs update, the DRAM log that VALed
+ * entries move to, and the dump that serialises, splits and compresses the
+ * DRAM log for the MNs. The messages themselves are the caller's
+ * (src/diktamo/replication.c); this file is the unit's state and timing.
+ *
+ *   REPL ──> SRAM Log Buffer ──drain──> DRAM log ──dump──> chunks for MNs
+ *            cap entries                max_log entries     (keep, dest,
+ *            arrival order              log order           encode, zlib)
+ *
+ * SRAM Log Buffer. cap = sram_bytes / CXS_DK_ENTRY_BYTES entries (4 KB / 24
+ * = 170, Table II). A REPL of n words takes n entries at once or, when fewer
+ * are free, none (back-pressure: the caller keeps the REPL and offers it
+ * again after a drain; nothing is half-allocated), unless the caller asks
+ * for a spill: then the entries are allocated past the buffer, in the CN's
+ * DRAM (logging.c charges the DRAM write and says when it spills). Entries are kept in
+ * arrival order (a REPL's words in their order), compacted as entries leave;
+ * with at most cap entries, the scans below are bounded by cap: a VAL's
+ * checks and a drain are one pass each over the buffer, through a table of
+ * the words concerned (struct word_slot), and a word's entries are sorted by
+ * stamp among themselves only. An entry is
+ *   allocated  by the REPL: addr, value, requester, repl; stamp 0, valid 0;
+ *   VALed      by the VAL naming (requester's CN, repl): stamp, ts, valid 1,
+ *              and the value for an atomic;
+ * and leaves the buffer only VALed, by drain. The SRAM access (sram_ps, 4
+ * ns) is the REPL's latency: the REPL_ACK may leave when it is over.
+ *
+ * VAL checks (protocol errors, refused with a message, nothing changed): the
+ * REPL is in the buffer and not VALed yet; for every VALed entry of the same
+ * word still in the buffer, the stamps differ and, if it is from the same
+ * CN, TS order agrees with stamp order (TSs unwrapped, ts_unwrap below); and
+ * the stamp is above the word's latest stamp in the DRAM log. TS is compared
+ * only inside the buffer: the DRAM log keeps the 7 bits only.
+ * The last check is what makes "a word's entries in the DRAM log are in
+ * stamp order" an invariant rather than a hope: under coherence the write
+ * ordered before a logged one had its REPL acknowledged — so in the buffer —
+ * before it was performed, and the blocking rule below holds the later one
+ * back until it has moved.
+ *
+ * Drain (§IV-C: "it only pushes the entries from that word into the DRAM log
+ * in timestamp order"). A word whose buffer entries include one not VALed
+ * moves nothing (that one's stamp may be smaller); a word whose entries are
+ * all VALed moves all of them. The moves keep the buffer's arrival order
+ * across words, and give each word's places in that order to its entries
+ * sorted by stamp: with arrivals [w1 s20, w2 s5, w1 s10] the DRAM log gets
+ * [w1 s10, w2 s5, w1 s20]. One unit cycle (cycle_ps, 2 ns at 500 MHz) per
+ * entry moved; the entries leave the buffer when drain is called, so a REPL
+ * offered in those cycles finds the room a little early (at most `moved`
+ * cycles; the caller may hold it until the returned time instead). When the
+ * DRAM log has room for only part of the movable entries, a prefix in that
+ * order moves — for every word the entries with the smallest stamps — and
+ * the rest waits for a dump (counted in lu/dram_full_drains;
+ * cxs_lu_needs_flush is then true).
+ *
+ * DRAM log. max_log = dram_bytes / CXS_DK_ENTRY_BYTES entries (18 MiB / 24 =
+ * 786 432) of real struct cxs_dk_entry, uncompressed, in log order; its
+ * size is counted at CXS_DK_ENTRY_BYTES per entry (the hardware's), while
+ * the simulator's copy takes sizeof(struct cxs_dk_entry) = 32. The array and
+ * its index are allocated at cxs_lu_new for max_log entries, so drain never
+ * fails for memory; the pages are touched only as the log fills (the
+ * allocator maps large blocks lazily), so 16 idle LUs in one process cost
+ * little.
+ *
+ * Index (recovery searches many words, TravLU). A chained hash over the log
+ * itself: head[] holds, per bucket, the position of the latest entry of one
+ * of the words hashing there, next[] links the latest entries of the other
+ * words of the bucket. Appending an entry unlinks the word's previous latest
+ * (found on the way), so a chain holds each distinct word once and its
+ * length is the bucket's distinct words: nbuckets = the power of two >=
+ * max_log keeps it below 1 on average at any fill, so a lookup or an append
+ * is O(1) expected and cxs_lu_latest is O(n) for n words, not O(n x log).
+ * Chosen over a sorted copy (O(log) per lookup, but a sort per drain or a
+ * lazily rebuilt copy that a const query could not own) and over an
+ * open-addressing table (it would have to grow inside drain, which cannot
+ * fail). Stored as position + 1 with 0 for "none", so calloc's zeroed,
+ * lazily mapped pages are an empty index. Only lookups use it; nothing
+ * iterates over it, so no result depends on hash order. Clearing at a dump
+ * walks the log (O(entries)), not the buckets.
+ *
+ * Watermark. cxs_lu_needs_flush is true from ceil(watermark x max_log)
+ * entries on; the caller then starts an early flush (§IV-E). The paper gives
+ * no value. 0.75 is ours: at the paper's largest fill rate (Fig. 13: up to
+ * 18 MB between two dumps 2.5 ms apart, 300 M entries/s) the last quarter
+ * (196 608 entries) takes 0.65 ms to fill, far more than the microseconds the
+ * Logging Units need to synchronise through the MNs before flushing; here
+ * the dump empties the log when it is called.
+ *
+ * Dump (§IV-E). The unit reads the DRAM log from older to newer, keeps the
+ * entries it is in charge of (keep(ctx, line), line = addr >> 6), groups
+ * them by dest(ctx, line) keeping log order inside each group, encodes each
+ * group (log_format.c) and compresses it with zlib at zlib_level, producing
+ * chunks in ascending dest order. Then it clears what it saved, and the
+ * other members' entries that were in the log at the previous dump already;
+ * those of other members that entered since stay one round more. The paper
+ * clears the whole log ("synchronize again, and clear the logs"), but a
+ * round does not stop the VALs in flight: a store VALed here just before a
+ * dump may reach its saver's unit just after that unit dumped, and clearing
+ * it here would leave one copy where N_r were promised until the next round.
+ * An entry that was here at one dump reached its saver (whose VAL left in
+ * the same event) long before the next — rounds are diktamo.dump_period
+ * apart, a VAL's skew is a flight — so the saver has sent it by then; the
+ * protocol checker holds every run to it (check.c). The cost: the log holds
+ * up to two rounds of the other members' entries. A dump takes one unit
+ * cycle per entry read (all of them, saved or not). On out of memory nothing
+ * is cleared.
+ *
+ * Statistics (component "lu", when st != NULL):
+ *   repls                  REPLs accepted
+ *   repls_refused          REPL offers refused for lack of room (each offer)
+ *   entries_logged         SRAM entries allocated (words of accepted REPLs)
+ *   vals                   VALs accepted
+ *   vals_reordered         VALs that came after a later VAL of their CN
+ *   vals_behind            VALs for a word with a VALed later-stamped entry
+ *                          in the buffer already (another CN's, or reordered)
+ *   backpressure_ps        time REPLs were held for lack of room
+ *                          (cxs_lu_backpressure)
+ *   spilled_entries        entries allocated past the buffer (spill)
+ *   drained_entries        entries moved to the DRAM log
+ *   drain_busy_ps          unit time spent moving them
+ *   dram_full_drains       drains that left movable entries for lack of room
+ *   sram_peak_entries      most entries in the SRAM buffer at once
+ *   dram_peak_bytes        largest DRAM log, at CXS_DK_ENTRY_BYTES an entry
+ *   round_peak_bytes       most entries moved to the DRAM log between two
+ *                          dumps, at CXS_DK_ENTRY_BYTES an entry (Fig. 13's
+ *                          "log generated between consecutive dumps")
+ *   dumps                  dumps (also of an empty log)
+ *   dump_entries           entries saved in chunks
+ *   dump_others_entries    entries of other members' shares cleared at dumps
+ *   dump_raw_bytes         encoded bytes before compression
+ *   dump_compressed_bytes  bytes after compression (what goes to the MNs)
+ *   dump_busy_ps           unit time reading the log for dumps
+ */
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlsim/cache.h"
+#include "cxlsim/diktamo.h"
+#include "diktamo_priv.h"
+
+#define NONE UINT32_MAX
+#define MAX_REPL_WORDS 64
+
+enum {
+	C_REPLS,
+	C_REPLS_REFUSED,
+	C_ENTRIES_LOGGED,
+	C_VALS,
+	C_VALS_REORDERED,
+	C_VALS_BEHIND,
+	C_BACKPRESSURE_PS,
+	C_SPILLED,
+	C_FORGOTTEN,
+	C_DRAINED,
+	C_DRAIN_BUSY_PS,
+	C_DRAM_FULL,
+	C_SRAM_PEAK,
+	C_DRAM_PEAK,
+	C_ROUND_PEAK,
+	C_DUMPS,
+	C_DUMP_ENTRIES,
+	C_DUMP_OTHERS,
+	C_DUMP_RAW,
+	C_DUMP_COMPRESSED,
+	C_DUMP_BUSY_PS,
+	NCOUNTERS
+};
+
+static const struct {
+	const char *name, *unit, *desc;
+} counter_def[NCOUNTERS] = {
+	[C_REPLS] = {"repls", "messages", "REPLs accepted into the SRAM Log Buffer"},
+	[C_REPLS_REFUSED] = {"repls_refused", "messages",
+			     "REPL offers refused for lack of room in the SRAM Log Buffer"},
+	[C_ENTRIES_LOGGED] = {"entries_logged", "entries", "SRAM Log Buffer entries allocated"},
+	[C_VALS] = {"vals", "messages", "VALs accepted"},
+	[C_VALS_REORDERED] = {"vals_reordered", "messages",
+			      "VALs that arrived after a later VAL of the same CN (the fabric reordered them)"},
+	[C_VALS_BEHIND] = {"vals_behind", "messages",
+			   "VALs for a word whose buffer already held a VALed entry with a later stamp (from any CN): drained in stamp order all the same"},
+	[C_BACKPRESSURE_PS] = {"backpressure_ps", "ps",
+			       "time REPLs were held for lack of room in the SRAM Log Buffer"},
+	[C_SPILLED] = {"spilled_entries", "entries",
+		       "entries of REPLs from a store-buffer head that waited diktamo.spill_after for room and were then kept in the CN's DRAM instead"},
+	[C_FORGOTTEN] = {"forgotten_entries", "entries",
+			 "entries of a failed CN's REPLs never VALed, dropped when its failure was detected"},
+	[C_DRAINED] = {"drained_entries", "entries", "entries moved to the DRAM log"},
+	[C_DRAIN_BUSY_PS] = {"drain_busy_ps", "ps", "unit time moving entries to the DRAM log"},
+	[C_DRAM_FULL] = {"dram_full_drains", "drains",
+			 "drains that left movable entries in the buffer for lack of DRAM log room"},
+	[C_SRAM_PEAK] = {"sram_peak_entries", "entries", "most entries in the SRAM Log Buffer"},
+	[C_DRAM_PEAK] = {"dram_peak_bytes", "bytes",
+			 "largest DRAM log (24 bytes an entry, uncompressed)"},
+	[C_ROUND_PEAK] = {"round_peak_bytes", "bytes",
+			  "most log (24 bytes an entry, uncompressed) moved to the DRAM log between two dumps (Fig. 13)"},
+	[C_DUMPS] = {"dumps", "dumps", "log dumps"},
+	[C_DUMP_ENTRIES] = {"dump_entries", "entries", "entries this unit saved in dumps"},
+	[C_DUMP_OTHERS] = {"dump_others_entries", "entries",
+			   "entries cleared at dumps for other replica group members to save"},
+	[C_DUMP_RAW] = {"dump_raw_bytes", "bytes", "encoded dump bytes before compression"},
+	[C_DUMP_COMPRESSED] = {"dump_compressed_bytes", "bytes",
+			       "compressed dump bytes sent to the MNs"},
+	[C_DUMP_BUSY_PS] = {"dump_busy_ps", "ps", "unit time reading the DRAM log for dumps"},
+};
+
+/* An SRAM Log Buffer entry: the entry and its word's index in its REPL. */
+struct buf_entry {
+	struct cxs_dk_entry e;
+	uint32_t idx;
+	uint64_t seq; /* its VAL's TS unwrapped (VALed entries) */
+};
+
+/*
+ * The words one VAL or one drain deals with, in an open-addressing table of
+ * at least 4 x cap slots, cleared by bumping a generation (a slot of another
+ * generation is free): a VAL's checks and a drain's grouping by word are one
+ * pass over the buffer instead of a pass per word or a sort.
+ */
+struct word_slot {
+	uint64_t addr;
+	uint64_t stamp;     /* VAL: the stamp it gives this word */
+	uint32_t gen;
+	uint32_t first, last; /* drain: the word's buffer positions, chained by wnext */
+	uint32_t n;
+	uint8_t blocked;    /* drain: the word has an entry not VALed */
+	uint8_t done;
+};
+
+/* Drain's sort keys. */
+struct stamp_key {
+	uint64_t stamp;
+	uint32_t pos;
+};
+
+struct cxs_lu {
+	struct cxs_lu_params p;
+	uint32_t node;
+
+	/* SRAM Log Buffer, arrival order (entries past cap: spilled to DRAM) */
+	uint32_t cap;
+	uint32_t room;           /* entries the arrays below hold: cap, more after spills */
+	uint32_t nbuf;
+	uint32_t nvaled;
+	struct buf_entry *buf;
+	struct stamp_key *skeys; /* scratch, cap */
+	uint32_t *place;         /* scratch, cap */
+	uint32_t *wnext;         /* scratch, cap: next buffer position of the same word */
+	uint8_t *gone;           /* scratch, cap */
+	struct word_slot *words; /* scratch: the words of a VAL or a drain, by hash */
+	uint32_t wmask;          /* slots - 1 */
+	uint32_t wgen;           /* slots of another generation are free */
+
+	/* DRAM log and its index */
+	uint32_t max_log;
+	uint32_t nlog;
+	uint32_t wm_entries;
+	struct cxs_dk_entry *log;
+	uint32_t *gen;  /* per entry: the dumps done before it entered */
+	uint32_t dumps;
+	uint64_t round_moved; /* entries moved to the DRAM log since the last dump */
+	uint32_t *next; /* position + 1 of the bucket's next word, 0: end */
+	uint32_t *head; /* per bucket, position + 1 of its first word, 0: empty */
+	uint64_t mask;  /* nbuckets - 1 */
+
+	/* per requester CN: its latest VAL's TS unwrapped, 0 before the first */
+	uint64_t seq_last[256];
+
+	uint64_t *c[NCOUNTERS];
+	uint64_t local[NCOUNTERS];
+};
+
+/*
+ * A CN numbers its VALs to this unit without gaps, 7 bits wrapping, and the
+ * fabric reorders them by less than 64: a TS is taken as the nearest number
+ * (ahead by 0..63 or behind by 1..64) to the latest one seen from its CN.
+ * Unwrapped, TSs compare however long their entries wait in the buffer (a
+ * VALed entry waits for the word's un-VALed ones, which under
+ * DIKTAMO-proactive may be many VALs later).
+ */
+static uint64_t ts_unwrap(const struct cxs_lu *lu, uint32_t cn, uint8_t ts)
+{
+	uint64_t last = lu->seq_last[cn & 0xff];
+	if (last == 0)
+		return (UINT64_C(1) << 32) + ts; /* room to go behind */
+	uint32_t d = (uint32_t)(ts - (last & 0x7f)) & 0x7f;
+	return d <= 63 ? last + d : last - (128 - d);
+}
+
+void cxs_lu_default_params(struct cxs_lu_params *p)
+{
+	p->sram_bytes = 4096;                       /* Table II */
+	p->dram_bytes = UINT64_C(18) << 20;         /* Table II: 18 MB */
+	p->cycle_ps = cxs_period_ps(500000000);     /* 500 MHz */
+	p->sram_ps = 4000;                          /* Table II: 4 ns */
+	p->watermark = 0.75;                        /* see the module header */
+	p->zlib_level = 9;                          /* §IV-E: gzip -9 */
+}
+
+struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct cxs_stats *st)
+{
+	assert(p->sram_bytes >= CXS_DK_ENTRY_BYTES && p->dram_bytes >= CXS_DK_ENTRY_BYTES);
+	assert(p->dram_bytes / CXS_DK_ENTRY_BYTES < UINT32_MAX);
+	assert(p->watermark > 0.0 && p->watermark <= 1.0);
+	assert(p->cycle_ps > 0 && p->zlib_level >= -1 && p->zlib_level <= 9);
+	struct cxs_lu *lu = calloc(1, sizeof *lu);
+	if (lu == NULL)
+		return NULL;
+	lu->p = *p;
+	lu->node = node;
+	lu->cap = p->sram_bytes / CXS_DK_ENTRY_BYTES;
+	lu->room = lu->cap;
+	lu->max_log = (uint32_t)(p->dram_bytes / CXS_DK_ENTRY_BYTES);
+	double wm = p->watermark * (double)lu->max_log;
+	uint64_t w = (uint64_t)wm;
+	if ((double)w < wm)
+		w++;
+	lu->wm_entries = (uint32_t)(w < 1 ? 1 : w > lu->max_log ? lu->max_log : w);
+	uint64_t nb = 1;
+	while (nb < lu->max_log)
+		nb <<= 1;
+	lu->mask = nb - 1;
+	lu->buf = calloc(lu->cap, sizeof *lu->buf);
+	lu->skeys = calloc(lu->cap, sizeof *lu->skeys);
+	lu->place = calloc(lu->cap, sizeof *lu->place);
+	lu->wnext = calloc(lu->cap, sizeof *lu->wnext);
+	lu->gone = calloc(lu->cap, sizeof *lu->gone);
+	uint32_t ws = 64;
+	while (ws < 4 * lu->cap)
+		ws <<= 1;
+	lu->wmask = ws - 1;
+	lu->words = calloc(ws, sizeof *lu->words);
+	lu->log = malloc((size_t)lu->max_log * sizeof *lu->log);
+	lu->gen = malloc((size_t)lu->max_log * sizeof *lu->gen);
+	lu->next = malloc((size_t)lu->max_log * sizeof *lu->next);
+	lu->head = calloc(nb, sizeof *lu->head);
+	if (!lu->buf || !lu->skeys || !lu->place || !lu->wnext || !lu->gone || !lu->words ||
+	    !lu->log ||
+	    !lu->gen || !lu->next || !lu->head)
+		goto fail;
+	for (int i = 0; i < NCOUNTERS; i++) {
+		lu->c[i] = &lu->local[i];
+		if (st == NULL)
+			continue;
+		lu->c[i] = cxs_stats_counter(st, "lu", counter_def[i].name, counter_def[i].unit,
+					     counter_def[i].desc);
+		if (lu->c[i] == NULL)
+			goto fail;
+	}
+	return lu;
+fail:
+	cxs_lu_free(lu);
+	return NULL;
+}
+
+void cxs_lu_free(struct cxs_lu *lu)
+{
+	if (lu == NULL)
+		return;
+	free(lu->buf);
+	free(lu->skeys);
+	free(lu->place);
+	free(lu->wnext);
+	free(lu->gone);
+	free(lu->words);
+	free(lu->log);
+	free(lu->gen);
+	free(lu->next);
+	free(lu->head);
+	free(lu);
+}
+
+static void bump_max(uint64_t *c, uint64_t v)
+{
+	if (v > *c)
+		*c = v;
+}
+
+/* A fresh, empty word table. */
+static void words_reset(struct cxs_lu *lu)
+{
+	if (++lu->wgen == 0) {
+		memset(lu->words, 0, ((size_t)lu->wmask + 1) * sizeof *lu->words);
+		lu->wgen = 1;
+	}
+}
+
+/* The word's slot: NULL when absent and !add. */
+static struct word_slot *word_at(struct cxs_lu *lu, uint64_t addr, bool add)
+{
+	for (uint32_t i = (uint32_t)dk_word_hash(addr) & lu->wmask;; i = (i + 1) & lu->wmask) {
+		struct word_slot *w = &lu->words[i];
+		if (w->gen != lu->wgen) {
+			if (!add)
+				return NULL;
+			*w = (struct word_slot){.addr = addr, .gen = lu->wgen, .first = NONE,
+						.last = NONE};
+			return w;
+		}
+		if (w->addr == addr)
+			return w;
+	}
+}
+
+/* ---- DRAM log index ------------------------------------------------------------ */
+
+static uint32_t *bucket_of(const struct cxs_lu *lu, uint64_t addr)
+{
+	return &lu->head[dk_word_hash(addr) & lu->mask];
+}
+
+/* The word's latest entry in the DRAM log, or NULL. */
+static const struct cxs_dk_entry *dram_latest(const struct cxs_lu *lu, uint64_t addr)
+{
+	for (uint32_t q = *bucket_of(lu, addr); q != 0; q = lu->next[q - 1])
+		if (lu->log[q - 1].addr == addr)
+			return &lu->log[q - 1];
+	return NULL;
+}
+
+/* Appends e (the caller checked there is room) and makes it its word's latest. */
+static void log_append(struct cxs_lu *lu, const struct cxs_dk_entry *e, uint32_t gen)
+{
+	assert(lu->nlog < lu->max_log);
+	uint32_t pos = lu->nlog++;
+	lu->log[pos] = *e;
+	lu->gen[pos] = gen;
+	uint32_t *b = bucket_of(lu, e->addr);
+	uint32_t *link = b;
+	for (uint32_t q = *b; q != 0; link = &lu->next[q - 1], q = *link) {
+		if (lu->log[q - 1].addr == e->addr) {
+			/* The invariant the VAL checks guard: a word's entries in stamp order. */
+			assert(lu->log[q - 1].stamp < e->stamp);
+			*link = lu->next[q - 1];
+			break;
+		}
+	}
+	lu->next[pos] = *b;
+	*b = pos + 1;
+}
+
+/*
+ * After a dump: the log keeps only the entries of other members' shares that
+ * entered it since the previous dump (retain[p]), in order, re-indexed.
+ */
+static void log_compact(struct cxs_lu *lu, const uint8_t *retain)
+{
+	uint32_t n = lu->nlog;
+	for (uint32_t p = 0; p < n; p++)
+		*bucket_of(lu, lu->log[p].addr) = 0;
+	lu->nlog = 0;
+	for (uint32_t p = 0; p < n && retain; p++) {
+		if (!retain[p])
+			continue;
+		struct cxs_dk_entry e = lu->log[p]; /* p >= its new place */
+		log_append(lu, &e, lu->gen[p]);
+	}
+}
+
+/* ---- REPL and VAL ----------------------------------------------------------------- */
+
+/* Room for `need` buffer entries in every per-entry array (spills grow them). 0, or -1. */
+static int make_room(struct cxs_lu *lu, uint32_t need)
+{
+	if (need <= lu->room)
+		return 0;
+	uint32_t room = lu->room;
+	while (room < need)
+		room *= 2;
+	struct buf_entry *buf = realloc(lu->buf, room * sizeof *buf);
+	if (buf)
+		lu->buf = buf;
+	struct stamp_key *sk = realloc(lu->skeys, room * sizeof *sk);
+	if (sk)
+		lu->skeys = sk;
+	uint32_t *pl = realloc(lu->place, room * sizeof *pl);
+	if (pl)
+		lu->place = pl;
+	uint32_t *wn = realloc(lu->wnext, room * sizeof *wn);
+	if (wn)
+		lu->wnext = wn;
+	uint8_t *g = realloc(lu->gone, room);
+	if (g)
+		lu->gone = g;
+	uint32_t ws = lu->wmask + 1;
+	while (ws < 4 * room)
+		ws <<= 1;
+	struct word_slot *w = ws > lu->wmask + 1 ? calloc(ws, sizeof *w) : lu->words;
+	if (!buf || !sk || !pl || !wn || !g || !w)
+		return -1;
+	if (w != lu->words) {
+		free(lu->words);
+		lu->words = w;
+		lu->wmask = ws - 1;
+		lu->wgen = 0;
+		words_reset(lu);
+	}
+	lu->room = room;
+	return 0;
+}
+
+cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl,
+		     const uint64_t *addr, const uint64_t *value, uint32_t n, bool spill)
+{
+	assert(n >= 1 && n <= MAX_REPL_WORDS);
+	assert(n <= lu->cap); /* a REPL larger than the buffer could never be taken */
+	if (lu->nbuf + n > lu->cap) {
+		if (!spill) {
+			(*lu->c[C_REPLS_REFUSED])++;
+			return CXS_TIME_INF;
+		}
+		if (make_room(lu, lu->nbuf + n) != 0)
+			return CXS_TIME_INF;
+		*lu->c[C_SPILLED] += n;
+	}
+#ifndef NDEBUG
+	for (uint32_t k = 0; k < lu->nbuf; k++)
+		assert(!(lu->buf[k].e.requester >> 8 == requester >> 8 && lu->buf[k].e.repl == repl));
+	for (uint32_t i = 0; i < n; i++) {
+		assert((addr[i] & 7) == 0);
+		for (uint32_t j = 0; j < i; j++)
+			assert(addr[j] != addr[i]); /* one entry per word of a REPL */
+	}
+#endif
+	for (uint32_t i = 0; i < n; i++) {
+		struct buf_entry *b = &lu->buf[lu->nbuf++];
+		memset(b, 0, sizeof *b);
+		b->e.addr = addr[i];
+		b->e.value = value[i];
+		b->e.requester = requester;
+		b->e.repl = repl;
+		b->idx = i;
+	}
+	(*lu->c[C_REPLS])++;
+	*lu->c[C_ENTRIES_LOGGED] += n;
+	bump_max(lu->c[C_SRAM_PEAK], lu->nbuf);
+	return now + lu->p.sram_ps;
+}
+
+size_t cxs_lu_forget(struct cxs_lu *lu, uint32_t cn)
+{
+	uint32_t w = 0;
+	size_t gone = 0;
+	for (uint32_t k = 0; k < lu->nbuf; k++) {
+		const struct buf_entry *b = &lu->buf[k];
+		if (!b->e.valid && b->e.requester >> 8 == cn) {
+			gone++;
+			continue;
+		}
+		lu->buf[w++] = *b;
+	}
+	lu->nbuf = w;
+	*lu->c[C_FORGOTTEN] += gone;
+	return gone;
+}
+
+void cxs_lu_backpressure(struct cxs_lu *lu, cxs_time since, cxs_time now)
+{
+	assert(now >= since);
+	*lu->c[C_BACKPRESSURE_PS] += now - since;
+}
+
+int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t repl, uint8_t ts,
+	       uint64_t stamp0, const uint64_t *stamps, const uint64_t *values, char *err,
+	       size_t errlen)
+{
+	uint32_t cn = requester >> 8;
+	uint32_t m = 0;
+	ts &= 0x7f;
+	uint64_t seq = ts_unwrap(lu, cn, ts);
+	for (uint32_t k = 0; k < lu->nbuf; k++) {
+		const struct buf_entry *b = &lu->buf[k];
+		if (b->e.requester >> 8 != cn || b->e.repl != repl)
+			continue;
+		if (b->e.valid) {
+			snprintf(err, errlen, "LU %u: second VAL of REPL %u from CN %u", lu->node, repl,
+				 cn);
+			return -1;
+		}
+		lu->place[m++] = k;
+	}
+	if (m == 0) {
+		snprintf(err, errlen, "LU %u: VAL of REPL %u from CN %u, which is not in the SRAM "
+				      "Log Buffer",
+			 lu->node, repl, cn);
+		return -1;
+	}
+	/* Check everything first: a refused VAL changes nothing. One pass over the buffer. */
+	words_reset(lu);
+	for (uint32_t j = 0; j < m; j++) {
+		const struct buf_entry *b = &lu->buf[lu->place[j]];
+		word_at(lu, b->e.addr, true)->stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
+	}
+	bool behind = false;
+	for (uint32_t k = 0; k < lu->nbuf; k++) {
+		const struct cxs_dk_entry *o = &lu->buf[k].e;
+		if (!o->valid)
+			continue;
+		const struct word_slot *w = word_at(lu, o->addr, false);
+		if (w == NULL)
+			continue;
+		uint64_t stamp = w->stamp;
+		behind |= o->stamp > stamp;
+		if (o->stamp == stamp) {
+			snprintf(err, errlen,
+				 "LU %u: word %#" PRIx64 " gets stamp %#" PRIx64
+				 " twice (REPL %u from CN %u and REPL %u from CN %u)",
+				 lu->node, o->addr, stamp, o->repl, o->requester >> 8, repl, cn);
+			return -1;
+		}
+		if (o->requester >> 8 == cn && (lu->buf[k].seq < seq) != (o->stamp < stamp)) {
+			snprintf(err, errlen,
+				 "LU %u: CN %u word %#" PRIx64 ": TS %u stamp %#" PRIx64
+				 " (REPL %u) against TS %u stamp %#" PRIx64
+				 " (REPL %u): TS order and stamp order disagree",
+				 lu->node, cn, o->addr, ts, stamp, repl, o->ts, o->stamp, o->repl);
+			return -1;
+		}
+	}
+	for (uint32_t j = 0; j < m; j++) {
+		const struct buf_entry *b = &lu->buf[lu->place[j]];
+		uint64_t stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
+		const struct cxs_dk_entry *d = dram_latest(lu, b->e.addr);
+		if (d != NULL && d->stamp >= stamp) {
+			snprintf(err, errlen,
+				 "LU %u: word %#" PRIx64 " stamp %#" PRIx64 " (REPL %u from CN %u) "
+				 "is not above its latest in the DRAM log, %#" PRIx64,
+				 lu->node, b->e.addr, stamp, repl, cn, d->stamp);
+			return -1;
+		}
+	}
+	for (uint32_t j = 0; j < m; j++) {
+		struct buf_entry *b = &lu->buf[lu->place[j]];
+		b->e.stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
+		b->e.ts = ts;
+		b->seq = seq;
+		b->e.valid = 1;
+		if (values != NULL)
+			b->e.value = values[b->idx];
+	}
+	if (seq > lu->seq_last[cn & 0xff])
+		lu->seq_last[cn & 0xff] = seq;
+	else if (lu->seq_last[cn & 0xff] != 0)
+		(*lu->c[C_VALS_REORDERED])++;
+	*lu->c[C_VALS_BEHIND] += behind;
+	lu->nvaled += m;
+	(*lu->c[C_VALS])++;
+	return 0;
+}
+
+/* ---- drain ------------------------------------------------------------------------- */
+
+/* Sorts a word's few entries by stamp (insertion sort: a word has few entries in the buffer). */
+static void sort_stamps(struct stamp_key *k, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct stamp_key x = k[i];
+		uint32_t j = i;
+		for (; j > 0 && k[j - 1].stamp > x.stamp; j--)
+			k[j] = k[j - 1];
+		k[j] = x;
+	}
+}
+
+cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
+{
+	*moved = 0;
+	if (lu->nvaled == 0)
+		return now;
+	uint32_t n = lu->nbuf;
+	/* Group the buffer by word, keeping arrival order within each word. */
+	words_reset(lu);
+	for (uint32_t k = 0; k < n; k++) {
+		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, true);
+		lu->place[k] = NONE;
+		lu->gone[k] = 0;
+		lu->wnext[k] = NONE;
+		if (w->last == NONE)
+			w->first = k;
+		else
+			lu->wnext[w->last] = k;
+		w->last = k;
+		w->n++;
+		w->blocked |= !lu->buf[k].e.valid;
+	}
+	/* place[k]: which entry goes to the DRAM log at arrival position k. */
+	for (uint32_t k = 0; k < n; k++) {
+		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, false);
+		if (w->blocked || w->done)
+			continue;
+		w->done = 1;
+		uint32_t i = 0;
+		for (uint32_t q = w->first; q != NONE; q = lu->wnext[q])
+			lu->skeys[i++] = (struct stamp_key){lu->buf[q].e.stamp, q};
+		sort_stamps(lu->skeys, i); /* stamps of a word are distinct (VAL checks) */
+		i = 0;
+		for (uint32_t q = w->first; q != NONE; q = lu->wnext[q])
+			lu->place[q] = lu->skeys[i++].pos;
+	}
+	uint32_t m = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		if (lu->place[k] == NONE)
+			continue;
+		if (lu->nlog == lu->max_log) {
+			(*lu->c[C_DRAM_FULL])++;
+			break;
+		}
+		log_append(lu, &lu->buf[lu->place[k]].e, lu->dumps);
+		lu->gone[lu->place[k]] = 1;
+		m++;
+	}
+	if (m == 0)
+		return now;
+	uint32_t w = 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (!lu->gone[k])
+			lu->buf[w++] = lu->buf[k];
+	lu->nbuf = w;
+	lu->nvaled -= m;
+	*moved = m;
+	cxs_time busy = (cxs_time)m * lu->p.cycle_ps;
+	*lu->c[C_DRAINED] += m;
+	*lu->c[C_DRAIN_BUSY_PS] += busy;
+	bump_max(lu->c[C_DRAM_PEAK], (uint64_t)lu->nlog * CXS_DK_ENTRY_BYTES);
+	lu->round_moved += m;
+	bump_max(lu->c[C_ROUND_PEAK], lu->round_moved * CXS_DK_ENTRY_BYTES);
+	return now + busy;
+}
+
+uint32_t cxs_lu_sram_free(const struct cxs_lu *lu)
+{
+	return lu->nbuf < lu->cap ? lu->cap - lu->nbuf : 0;
+}
+
+uint64_t cxs_lu_dram_bytes(const struct cxs_lu *lu)
+{
+	return (uint64_t)lu->nlog * CXS_DK_ENTRY_BYTES;
+}
+
+bool cxs_lu_needs_flush(const struct cxs_lu *lu)
+{
+	return lu->nlog >= lu->wm_entries;
+}
+
+/* ---- dump -------------------------------------------------------------------------- */
+
+void cxs_dk_chunks_free(struct cxs_dk_chunk *chunks, size_t n)
+{
+	if (chunks == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(chunks[i].bytes);
+	free(chunks);
+}
+
+int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_t line),
+		uint32_t (*dest)(void *ctx, uint64_t line), void *ctx, uint32_t ndest,
+		struct cxs_dk_chunk **chunks, size_t *nchunks, cxs_time *done)
+{
+	uint32_t nl = lu->nlog;
+	uint32_t *to = NULL, *order = NULL;
+	uint8_t *retain = NULL;
+	size_t *count = NULL, *start = NULL;
+	struct cxs_dk_entry *group = NULL;
+	struct cxs_dk_chunk *out = NULL;
+	size_t nout = 0;
+	unsigned char *raw = NULL;
+	int rc = -1;
+
+	*chunks = NULL;
+	*nchunks = 0;
+	if (nl > 0) {
+		to = malloc((size_t)nl * sizeof *to);
+		order = malloc((size_t)nl * sizeof *order);
+		count = calloc((size_t)ndest + 1, sizeof *count);
+		start = calloc((size_t)ndest + 1, sizeof *start);
+		retain = calloc(nl, 1);
+		if (!to || !order || !count || !start || !retain)
+			goto out;
+	}
+	/* Which destination each entry goes to, then a stable counting sort by it. */
+	size_t kept = 0, most = 0, groups = 0, retained = 0;
+	for (uint32_t p = 0; p < nl; p++) {
+		uint64_t line = lu->log[p].addr >> CXS_LINE_SHIFT;
+		to[p] = NONE;
+		if (!keep(ctx, line)) {
+			/* Another member's: kept until the dump after the one it was first in. */
+			retain[p] = lu->gen[p] == lu->dumps;
+			retained += retain[p];
+			continue;
+		}
+		uint32_t d = dest(ctx, line);
+		assert(d < ndest);
+		to[p] = d;
+		count[d]++;
+		kept++;
+	}
+	for (uint32_t d = 0; d < ndest && kept > 0; d++) {
+		start[d + 1] = start[d] + count[d];
+		if (count[d] > most)
+			most = count[d];
+		groups += count[d] > 0;
+	}
+	for (uint32_t p = 0; p < nl; p++)
+		if (to[p] != NONE)
+			order[start[to[p]]++] = p;
+	if (groups > 0) {
+		out = calloc(groups, sizeof *out);
+		group = malloc(most * sizeof *group);
+		if (!out || !group)
+			goto out;
+	}
+	size_t raw_total = 0, packed_total = 0, first = 0;
+	for (uint32_t d = 0; d < ndest && kept > 0; d++) {
+		if (count[d] == 0)
+			continue;
+		for (size_t i = 0; i < count[d]; i++)
+			group[i] = lu->log[order[first + i]];
+		first += count[d];
+		size_t raw_len;
+		if (cxs_dk_log_encode(group, count[d], &raw, &raw_len) != 0)
+			goto out;
+		struct cxs_dk_chunk *c = &out[nout];
+		if (cxs_dk_compress(raw, raw_len, lu->p.zlib_level, &c->bytes, &c->len) != 0)
+			goto out;
+		free(raw);
+		raw = NULL;
+		nout++;
+		c->dest = d;
+		c->raw_len = raw_len;
+		c->nentries = count[d];
+		raw_total += raw_len;
+		packed_total += c->len;
+	}
+	cxs_time busy = (cxs_time)nl * lu->p.cycle_ps;
+	(*lu->c[C_DUMPS])++;
+	*lu->c[C_DUMP_ENTRIES] += kept;
+	*lu->c[C_DUMP_OTHERS] += nl - kept - retained;
+	*lu->c[C_DUMP_RAW] += raw_total;
+	*lu->c[C_DUMP_COMPRESSED] += packed_total;
+	*lu->c[C_DUMP_BUSY_PS] += busy;
+	log_compact(lu, retain);
+	lu->dumps++;
+	lu->round_moved = 0;
+	*chunks = out;
+	*nchunks = nout;
+	*done = now + busy;
+	out = NULL;
+	rc = 0;
+out:
+	cxs_dk_chunks_free(out, nout);
+	free(raw);
+	free(group);
+	free(to);
+	free(order);
+	free(retain);
+	free(count);
+	free(start);
+	return rc;
+}
+
+/* ---- recovery's search and checks ------------------------------------------------------ */
+
+size_t cxs_lu_latest(const struct cxs_lu *lu, const uint64_t *words, size_t n,
+		     struct cxs_dk_entry *out, uint8_t *found)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cxs_dk_entry *best = dram_latest(lu, words[i]);
+		for (uint32_t k = 0; k < lu->nbuf; k++) {
+			const struct cxs_dk_entry *e = &lu->buf[k].e;
+			if (e->valid && e->addr == words[i] && (best == NULL || e->stamp > best->stamp))
+				best = e;
+		}
+		found[i] = best != NULL;
+		if (best != NULL)
+			out[i] = *best;
+	}
+	return (size_t)lu->nbuf + lu->nlog;
+}
+
+void cxs_lu_foreach(const struct cxs_lu *lu,
+		    void (*fn)(void *ctx, const struct cxs_dk_entry *e, int where), void *ctx)
+{
+	for (uint32_t k = 0; k < lu->nbuf; k++)
+		fn(ctx, &lu->buf[k].e, 0);
+	for (uint32_t p = 0; p < lu->nlog; p++)
+		fn(ctx, &lu->log[p], 1);
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# DIKTAMO recovery (src/diktamo/recovery.c) on 4 CNs x 4 cores + 4 MNs, checked
+# by the golden-image oracle (diktamo.oracle: the coherent image of CXL memory
+# against the committed one, after recovery and at the end) and by comparing
+# recovered images (analysis/cxlsim-imagediff).
+#   recovery.sh protocols KERNEL SIZE   a CN killed at two times under wb, wt,
+#       baseline, parallel and proactive with --fail at np 1 and the oracle:
+#       DIKTAMO's and WT's images equal the oracle's, WB's differ (an error
+#       naming the lost words); under the three DIKTAMO protocols --kill of the
+#       CN's own rank (at the first time) at one rank per node (np 8) gives the same recovered
+#       image, and the same checksum and survivors' counters as --fail at np 1
+#   recovery.sh cm          CN 0 fails: the one on rank 0 and the CM's CN (the
+#       next CN leads the recovery), with --fail and with --kill
+#   recovery.sh second      a second CN fails while the first one's recovery
+#       runs: its recovery follows, N_r = 3 copies survive both
+#   recovery.sh group       N_r = 2 and both CNs of replica groups fail at once:
+#       the lines they owned whose whole group died are reported unrecoverable
+#       (recovery/unrecoverable_*), and the oracle names lost words, all in
+#       those lines — never a silent loss
+#   recovery.sh dump        dumps every 10 us and the failure in a dump round:
+#       some words come from the MNs' dumped logs, the image is intact
+#   recovery.sh mn          an MN killed under DIKTAMO: an error naming it,
+#       every rank non-zero
+. "$(dirname "$0")/common.sh"
+IMAGEDIFF="/usr/bin/python3 $SRC/analysis/cxlsim-imagediff"
+CHECK="/usr/bin/python3 $SRC/tests/mpi/memsys_failure.py"
+base=("$SRC/inputs/wb-16x4.ini" --set system.cns=4 --set system.mns=4)
+
+# expect_identical OUT: the run passed both golden-image checks.
+expect_identical() {
+	$H5CHECK status "$1" complete-with-failures
+	grep -q "golden image after .*: identical" "$1.stderr" &&
+		grep -q "golden image at the end: identical" "$1.stderr" ||
+		{ echo "$1: the golden image checks did not both pass"; cat "$1.stderr"; exit 1; }
+}
+
+# recovered FILE: the recovery's figures, for the log.
+recovered() {
+	/usr/bin/python3 - "$SRC/analysis" "$1" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import cxlsim_h5
+run = cxlsim_h5.load(sys.argv[2])
+t = lambda k: sum(s.get("recovery/" + k, 0) for s in run.nodes.values())
+print(f"  recovery: {t('rounds')} round(s), {t('lines')} lines, {t('words_from_lu')} words from "
+      f"Logging Units, {t('words_from_mn_logs')} from MN logs, {t('total_ps')} ps")
+PY
+}
+
+case ${1:?case} in
+protocols)
+	K=${2:-ycsb}; S=${3:-1024}
+	k=("${base[@]}" --set workload.kernel="$K" --set workload.size="$S")
+	for p in wb wt baseline parallel proactive; do
+		for tf in 20us 45us; do
+			out="$WORK/$p-$tf.h5"
+			if [ $p = wb ]; then
+				run_fail 1 "$out" "${k[@]}" --set system.protocol=$p --fail 1@$tf \
+					--set diktamo.oracle=true
+				grep -q "golden image after the failure .*: [1-9][0-9]* of [0-9]* written words differ" \
+					"$out.stderr" || { echo "WB's loss not reported"; cat "$out.stderr"; exit 1; }
+				$H5CHECK status "$out" "error: golden image"
+				continue
+			fi
+			run 1 "$out" "${k[@]}" --set system.protocol=$p --fail 1@$tf --set diktamo.oracle=true -v
+			expect_identical "$out"
+			case $p in wt) continue ;; esac
+			recovered "$out"
+			[ $tf = 20us ] || continue
+			# The same without the oracle (whose counters the checksum folds), and killed.
+			run 1 "$WORK/$p-$tf-fail.h5" "${k[@]}" --set system.protocol=$p --fail 1@$tf
+			run 8 "$WORK/$p-$tf-kill.h5" "${k[@]}" --set system.protocol=$p --kill 1@$tf \
+				--set engine.failure_timeout=2.0
+			$H5CHECK status "$WORK/$p-$tf-kill.h5" complete-with-failures
+			$IMAGEDIFF --image recovered "$out" "$WORK/$p-$tf-kill.h5"
+			$CHECK survivors "$WORK/$p-$tf-fail.h5" "$WORK/$p-$tf-kill.h5"
+		done
+		echo "$K under $p: ok"
+	done
+	;;
+cm)
+	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024)
+	run 1 "$WORK/cm.h5" "${k[@]}" --fail 0@25us --set diktamo.oracle=true -v
+	expect_identical "$WORK/cm.h5"
+	grep -q "CM node 1 interrupts the live CNs" "$WORK/cm.h5.stderr" ||
+		{ echo "CN 1 did not lead the recovery"; cat "$WORK/cm.h5.stderr"; exit 1; }
+	$H5CHECK counter "$WORK/cm.h5" 1 recovery/rounds 1
+	run 8 "$WORK/cm-kill.h5" "${k[@]}" --kill 0@25us --set engine.failure_timeout=2.0
+	$H5CHECK status "$WORK/cm-kill.h5" complete-with-failures
+	$IMAGEDIFF --image recovered "$WORK/cm.h5" "$WORK/cm-kill.h5"
+	;;
+second)
+	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024)
+	# CN 1 fails at 20 us; its recovery starts at 21 us and takes ~13 us; CN 2 fails in it.
+	run 1 "$WORK/second.h5" "${k[@]}" --fail 1@20us --fail 2@23us --set diktamo.oracle=true -v
+	expect_identical "$WORK/second.h5"
+	recovered "$WORK/second.h5"
+	$H5CHECK counter "$WORK/second.h5" 0 recovery/rounds 2
+	;;
+group)
+	# N_r = 2 of 4 CNs: CNs 1 and 2 form the group of some lines; both fail at once.
+	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024
+	   --set diktamo.replicas=2)
+	run_fail 1 "$WORK/group.h5" "${k[@]}" --fail 1@20us --fail 2@20us --set diktamo.oracle=true -v
+	grep -q "lines owned by failed CNs had every replica failed" "$WORK/group.h5.stderr" ||
+		{ echo "the unrecoverable lines were not reported"; cat "$WORK/group.h5.stderr"; exit 1; }
+	/usr/bin/python3 - "$SRC/analysis" "$WORK/group.h5" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import cxlsim_h5
+run = cxlsim_h5.load(sys.argv[2])
+lost = set()
+for s in run.nodes.values():
+    v = s.get("recovery/unrecoverable_addr")
+    if v is not None:
+        lost.update(int(a) >> 6 for a in v)
+diff = set()
+for s in run.nodes.values():
+    v = s.get("image/diff_addr")
+    if v is not None:
+        diff.update(int(a) >> 6 for a in v)
+assert lost, "no line reported unrecoverable"
+# Every word the oracle finds wrong is in a line the recovery said it could not recover.
+assert diff <= lost, f"lines lost silently: {sorted(hex(l << 6) for l in diff - lost)[:5]}"
+print(f"group: {len(lost)} lines reported unrecoverable, {len(diff)} of them lost words")
+PY
+	$H5CHECK status "$WORK/group.h5" "error: golden image"
+	;;
+dump)
+	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024
+	   --set diktamo.dump_period=10us)
+	run 1 "$WORK/dump.h5" "${k[@]}" --fail 1@40010ns --set diktamo.oracle=true -v
+	expect_identical "$WORK/dump.h5"
+	recovered "$WORK/dump.h5"
+	/usr/bin/python3 - "$SRC/analysis" "$WORK/dump.h5" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import cxlsim_h5
+run = cxlsim_h5.load(sys.argv[2])
+mn = sum(s.get("recovery/words_from_mn_logs", 0) for s in run.nodes.values())
+assert mn > 0, "no word came from the MNs' dumped logs"
+PY
+	;;
+mn)
+	run_fail 8 "$WORK/mn.h5" "${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb \
+		--set workload.size=1024 --kill 5@20us
+	grep -q "memory node 5 failed at 20000000 ps: MN failures are outside the failure model" \
+		"$WORK/mn.h5.stderr" || { echo "MN failure not reported:"; cat "$WORK/mn.h5.stderr"; exit 1; }
+	$H5CHECK status "$WORK/mn.h5" "error: memory node 5 failed"
+	;;
+*)
+	echo "unknown case $1"; exit 2 ;;
+esac
+echo "recovery $1: ok"

@@ -1,0 +1,1326 @@
+/*
+ * Unit tests for DIKTAMO's data structures (src/diktamo): replica groups and
+ * savers (distinct members, balance, dead CNs), the SRAM Log Buffer
+ * (allocation, VAL, back-pressure and resumption, drain order, non-VALed
+ * entries never reaching the DRAM log, a full DRAM log), 7-bit timestamps
+ * (wraparound, reordered VALs of one word, a CN's TS/stamp disagreement, two
+ * CNs' VALs overtaking each other), the log format and its compression
+ * (round trips, every truncation and corruption refused), dumps (split by
+ * destination and keep()), and recovery's latest-version search in a
+ * Logging Unit and in an MN's store against a brute-force reference.
+ *
+ * Expected orders and values are written out by hand where a scenario is
+ * small; the randomised scenarios use a fixed xorshift seed and compare with
+ * a reference computed directly from what the unit holds. Truncated and
+ * corrupt inputs are copied into buffers of exactly their length, so ASan
+ * sees any over-read.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "cxlsim/diktamo.h"
+#include "cxlsim/stats.h"
+#include "unit_suites.h"
+
+#define CYCLE 2000 /* ps, the default unit clock */
+#define SRAM 4000  /* ps, the default SRAM access */
+#define LINE(a) ((a) >> 6)
+
+static char err[512];
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return x * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+static uint64_t stamp(uint32_t epoch, uint32_t count)
+{
+	return ((uint64_t)epoch << 32) | count;
+}
+
+/* What cxs_lu_foreach shows, in its order. */
+struct seen {
+	struct cxs_dk_entry *e;
+	int *where;
+	size_t n, cap;
+};
+
+static void seen_fn(void *ctx, const struct cxs_dk_entry *e, int where)
+{
+	struct seen *s = ctx;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->e = realloc(s->e, s->cap * sizeof *s->e);
+		s->where = realloc(s->where, s->cap * sizeof *s->where);
+		ck_assert(s->e != NULL && s->where != NULL);
+	}
+	s->e[s->n] = *e;
+	s->where[s->n++] = where;
+}
+
+static struct seen snapshot(const struct cxs_lu *lu)
+{
+	struct seen s = {0};
+	cxs_lu_foreach(lu, seen_fn, &s);
+	return s;
+}
+
+static void seen_free(struct seen *s)
+{
+	free(s->e);
+	free(s->where);
+}
+
+static size_t count_where(const struct seen *s, int where)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		k += s->where[i] == where;
+	return k;
+}
+
+/* The i-th DRAM log entry (where == 1) of a snapshot. */
+static const struct cxs_dk_entry *dram_at(const struct seen *s, size_t i)
+{
+	for (size_t k = 0; k < s->n; k++)
+		if (s->where[k] == 1 && i-- == 0)
+			return &s->e[k];
+	ck_abort_msg("DRAM log has no entry %zu", i);
+	return NULL;
+}
+
+static struct cxs_lu *lu_with(uint32_t sram_entries, uint32_t dram_entries, double wm,
+			      struct cxs_stats *st)
+{
+	struct cxs_lu_params p;
+	cxs_lu_default_params(&p);
+	if (sram_entries)
+		p.sram_bytes = sram_entries * CXS_DK_ENTRY_BYTES;
+	if (dram_entries)
+		p.dram_bytes = (uint64_t)dram_entries * CXS_DK_ENTRY_BYTES;
+	if (wm > 0)
+		p.watermark = wm;
+	struct cxs_lu *lu = cxs_lu_new(&p, 9, st);
+	ck_assert_ptr_nonnull(lu);
+	return lu;
+}
+
+/* A REPL of one word. */
+static cxs_time repl1(struct cxs_lu *lu, cxs_time now, uint32_t req, uint32_t repl, uint64_t addr,
+		      uint64_t value)
+{
+	return cxs_lu_repl(lu, now, req, repl, &addr, &value, 1, false);
+}
+
+static void val_ok(struct cxs_lu *lu, uint32_t req, uint32_t repl, uint8_t ts, uint64_t s0)
+{
+	int rc = cxs_lu_val(lu, 0, req, repl, ts, s0, NULL, NULL, err, sizeof err);
+	ck_assert_msg(rc == 0, "VAL refused: %s", err);
+}
+
+static uint64_t counter(const struct cxs_stats *st, const char *name)
+{
+	const uint64_t *v = cxs_stats_find(st, "lu", name);
+	ck_assert_msg(v != NULL, "no counter lu/%s", name);
+	return *v;
+}
+
+/* ---- replica groups ----------------------------------------------------------- */
+
+/*
+ * Checks every line's group and returns per-CN loads in load[]. (Hot loops
+ * test with if and fail with ck_abort_msg: every passing ck_assert writes to
+ * Check's pipe, which over millions of checks takes seconds.)
+ */
+static void check_groups(uint64_t first, uint64_t stride, uint32_t nlines, const uint32_t *live,
+			 uint32_t nlive, uint32_t n_r, uint64_t *load, uint32_t max_node)
+{
+	memset(load, 0, max_node * sizeof *load);
+	for (uint32_t i = 0; i < nlines; i++) {
+		uint32_t g[CXS_DK_MAX_REPLICAS];
+		uint64_t line = first + i * stride;
+		uint32_t want = n_r < nlive ? n_r : nlive;
+		if (cxs_dk_replicas(line, live, nlive, n_r, g) != want)
+			ck_abort_msg("line %#lx: group size is not %u", (unsigned long)line, want);
+		/* Members: live, distinct, consecutive positions of live[] (mod nlive). */
+		uint32_t pos0 = nlive;
+		for (uint32_t j = 0; j < nlive; j++)
+			if (live[j] == g[0])
+				pos0 = j;
+		if (pos0 == nlive)
+			ck_abort_msg("line %#lx: member %u is not live", (unsigned long)line, g[0]);
+		for (uint32_t k = 0; k < want; k++) {
+			if (g[k] != live[(pos0 + k) % nlive])
+				ck_abort_msg("line %#lx: member %u is %u, not the next live CN",
+					     (unsigned long)line, k, g[k]);
+			for (uint32_t j = 0; j < k; j++)
+				if (g[j] == g[k])
+					ck_abort_msg("line %#lx: CN %u twice", (unsigned long)line, g[k]);
+			load[g[k]]++;
+		}
+	}
+}
+
+static void check_balance(const uint64_t *load, const uint32_t *live, uint32_t nlive,
+			  double mean, double tol)
+{
+	for (uint32_t j = 0; j < nlive; j++) {
+		double d = (double)load[live[j]] - mean;
+		ck_assert_msg(d < tol * mean && -d < tol * mean, "CN %u keeps %lu lines, mean %.0f",
+			      live[j], (unsigned long)load[live[j]], mean);
+	}
+}
+
+START_TEST(groups_are_distinct_and_balanced)
+{
+	uint32_t live[16];
+	for (uint32_t i = 0; i < 16; i++)
+		live[i] = i;
+	uint64_t load[16];
+	for (uint32_t n_r = 1; n_r <= 4; n_r++) {
+		/* Consecutive lines, and lines 4 KiB apart (one per page: a weak hash's worst). */
+		check_groups(0, 1, 100000, live, 16, n_r, load, 16);
+		check_balance(load, live, 16, 100000.0 * n_r / 16, 0.05);
+		check_groups(UINT64_C(1) << 30, 64, 100000, live, 16, n_r, load, 16);
+		check_balance(load, live, 16, 100000.0 * n_r / 16, 0.05);
+		/* The nlive possible groups (one per start): every CN is in exactly n_r. */
+		uint32_t in[16] = {0};
+		for (uint32_t s = 0; s < 16; s++) {
+			uint8_t seen_start = 0;
+			for (uint64_t line = 0; line < 1000 && !seen_start; line++) {
+				uint32_t g[CXS_DK_MAX_REPLICAS];
+				cxs_dk_replicas(line, live, 16, n_r, g);
+				if (g[0] != s)
+					continue;
+				seen_start = 1;
+				for (uint32_t k = 0; k < n_r; k++)
+					in[g[k]]++;
+			}
+			ck_assert_msg(seen_start, "no line of 1000 starts its group at CN %u", s);
+		}
+		for (uint32_t c = 0; c < 16; c++)
+			ck_assert_uint_eq(in[c], n_r);
+	}
+	/* Pinned: splitmix64's first output for seed 0 is 0xe220a8397b1dcdaf, 15 mod 16. */
+	uint32_t g[CXS_DK_MAX_REPLICAS];
+	ck_assert_uint_eq(cxs_dk_replicas(0, live, 16, 3, g), 3);
+	ck_assert_uint_eq(g[0], 15);
+	ck_assert_uint_eq(g[1], 0);
+	ck_assert_uint_eq(g[2], 1);
+}
+END_TEST
+
+START_TEST(groups_with_dead_cns)
+{
+	/* CNs 3, 7 and 12 have failed. */
+	const uint32_t live[13] = {0, 1, 2, 4, 5, 6, 8, 9, 10, 11, 13, 14, 15};
+	uint64_t load[16];
+	for (uint32_t n_r = 1; n_r <= 4; n_r++) {
+		check_groups(0, 1, 100000, live, 13, n_r, load, 16);
+		ck_assert_uint_eq(load[3] + load[7] + load[12], 0);
+		check_balance(load, live, 13, 100000.0 * n_r / 13, 0.05);
+	}
+	/* Fewer live CNs than replicas: all of them, once each. */
+	const uint32_t two[2] = {4, 9};
+	check_groups(0, 1, 1000, two, 2, 3, load, 16);
+	ck_assert_uint_eq(load[4], 1000);
+	ck_assert_uint_eq(load[9], 1000);
+	uint32_t g[CXS_DK_MAX_REPLICAS];
+	ck_assert_uint_eq(cxs_dk_replicas(5, two, 0, 3, g), 0);
+}
+END_TEST
+
+START_TEST(savers_are_even_and_independent_of_the_group)
+{
+	uint32_t live[16];
+	for (uint32_t i = 0; i < 16; i++)
+		live[i] = i;
+	for (uint32_t gs = 1; gs <= 4; gs++) {
+		uint64_t cnt[4] = {0};
+		for (uint64_t line = 0; line < 100000; line++) {
+			uint32_t s = cxs_dk_saver(line, gs);
+			if (s >= gs)
+				ck_abort_msg("saver %u of a group of %u", s, gs);
+			cnt[s]++;
+		}
+		for (uint32_t s = 0; s < gs; s++) {
+			double d = (double)cnt[s] - 100000.0 / gs;
+			ck_assert_msg(d < 0.05 * 100000 / gs && -d < 0.05 * 100000 / gs,
+				      "member %u of %u saves %lu", s, gs, (unsigned long)cnt[s]);
+		}
+	}
+	/* Per group start, the three members save about a third each: 6250 lines per start. */
+	uint64_t per[16][3] = {{0}};
+	for (uint64_t line = 0; line < 100000; line++) {
+		uint32_t g[CXS_DK_MAX_REPLICAS];
+		cxs_dk_replicas(line, live, 16, 3, g);
+		per[g[0]][cxs_dk_saver(line, 3)]++;
+	}
+	for (uint32_t s = 0; s < 16; s++) {
+		uint64_t tot = per[s][0] + per[s][1] + per[s][2];
+		for (uint32_t m = 0; m < 3; m++) {
+			double d = (double)per[s][m] - tot / 3.0;
+			ck_assert_msg(d < 0.1 * tot / 3 && -d < 0.1 * tot / 3,
+				      "start %u member %u saves %lu of %lu", s, m,
+				      (unsigned long)per[s][m], (unsigned long)tot);
+		}
+	}
+	/* Pinned: splitmix64's second output for seed 0 is 0x6e789e6aa1b965f4, 0 mod 3. */
+	ck_assert_uint_eq(cxs_dk_saver(0, 3), 0);
+}
+END_TEST
+
+/* ---- timestamps ----------------------------------------------------------------- */
+
+START_TEST(ts_before_wraps_at_128)
+{
+	ck_assert(cxs_dk_ts_before(0, 1));
+	ck_assert(!cxs_dk_ts_before(1, 0));
+	ck_assert(cxs_dk_ts_before(127, 0));
+	ck_assert(!cxs_dk_ts_before(0, 127));
+	ck_assert(cxs_dk_ts_before(120, 5));
+	ck_assert(cxs_dk_ts_before(100, 35));  /* 63 steps */
+	ck_assert(!cxs_dk_ts_before(100, 36)); /* 64 steps: ambiguous, not before */
+	ck_assert(!cxs_dk_ts_before(36, 100));
+	ck_assert(!cxs_dk_ts_before(5, 5));
+}
+END_TEST
+
+START_TEST(reordered_vals_of_one_word_land_in_stamp_order)
+{
+	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+	const uint64_t w = 0x10040;
+	/* One CN (1, core 2) stores w twice; its VALs have TS 127 and, wrapped, 0. */
+	ck_assert_uint_eq(repl1(lu, 1000, 0x102, 1, w, 111), 1000 + SRAM);
+	ck_assert_uint_eq(repl1(lu, 1000, 0x102, 2, w, 222), 1000 + SRAM);
+	uint32_t moved = 99;
+	/* The second VAL overtakes the first: nothing of w may move yet. */
+	val_ok(lu, 0x102, 2, 0, stamp(5, 2));
+	ck_assert_uint_eq(cxs_lu_drain(lu, 2000, &moved), 2000);
+	ck_assert_uint_eq(moved, 0);
+	val_ok(lu, 0x102, 1, 127, stamp(5, 1));
+	ck_assert_uint_eq(cxs_lu_drain(lu, 3000, &moved), 3000 + 2 * CYCLE);
+	ck_assert_uint_eq(moved, 2);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_uint_eq(count_where(&s, 1), 2);
+	ck_assert_uint_eq(dram_at(&s, 0)->value, 111);
+	ck_assert_uint_eq(dram_at(&s, 0)->stamp, stamp(5, 1));
+	ck_assert_uint_eq(dram_at(&s, 0)->ts, 127);
+	ck_assert_uint_eq(dram_at(&s, 1)->value, 222);
+	ck_assert_uint_eq(dram_at(&s, 1)->ts, 0);
+	ck_assert_uint_eq(cxs_lu_dram_bytes(lu), 2 * CXS_DK_ENTRY_BYTES);
+	seen_free(&s);
+	cxs_lu_free(lu);
+}
+END_TEST
+
+START_TEST(ts_stamp_disagreement_is_refused)
+{
+	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+	const uint64_t w = 0x2000;
+	repl1(lu, 0, 0x300, 1, w, 1);
+	repl1(lu, 0, 0x301, 2, w, 2); /* another core of CN 3: same TS counter */
+	val_ok(lu, 0x300, 1, 5, 10);
+	/* Later stamp, earlier TS: refused, and the entry stays un-VALed. */
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x301, 2, 4, 11, NULL, NULL, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "disagree"));
+	/* Across the wrap: TS 0 is before TS 127 only if 127 came first. */
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x301, 2, 5 + 64, 11, NULL, NULL, err, sizeof err), -1);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_uint_eq(s.e[1].valid, 0);
+	ck_assert_uint_eq(s.e[1].stamp, 0);
+	seen_free(&s);
+	uint32_t moved;
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 0);
+	val_ok(lu, 0x301, 2, 6, 11);
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 2);
+
+	/* The wrap itself: TS 127 then 0 agrees with stamps 20 < 21; 0 then 127 does not. */
+	repl1(lu, 0, 0x300, 3, w, 3);
+	repl1(lu, 0, 0x300, 4, w, 4);
+	val_ok(lu, 0x300, 4, 0, 21);
+	val_ok(lu, 0x300, 3, 127, 20);
+	repl1(lu, 0, 0x300, 5, w + 8, 5);
+	repl1(lu, 0, 0x300, 6, w + 8, 6);
+	val_ok(lu, 0x300, 5, 0, 30);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x300, 6, 127, 31, NULL, NULL, err, sizeof err), -1);
+	cxs_lu_free(lu);
+}
+END_TEST
+
+START_TEST(two_cns_second_val_overtakes_the_first)
+{
+	for (int order = 0; order < 2; order++) {
+		struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+		const uint64_t w = 0x7fc0;
+		/* CN 1 writes w under grant 3, then CN 2 under grant 4; both REPL number 7. */
+		if (order == 0) {
+			repl1(lu, 0, 0x100, 7, w, 0xa);
+			repl1(lu, 0, 0x203, 7, w, 0xb);
+		} else {
+			repl1(lu, 0, 0x203, 7, w, 0xb);
+			repl1(lu, 0, 0x100, 7, w, 0xa);
+		}
+		uint32_t moved;
+		val_ok(lu, 0x203, 7, 40, stamp(4, 1)); /* CN 2's VAL first */
+		cxs_lu_drain(lu, 0, &moved);
+		ck_assert_uint_eq(moved, 0);
+		val_ok(lu, 0x100, 7, 90, stamp(3, 1)); /* TSs of different CNs are not compared */
+		cxs_lu_drain(lu, 0, &moved);
+		ck_assert_uint_eq(moved, 2);
+		struct seen s = snapshot(lu);
+		ck_assert_uint_eq(dram_at(&s, 0)->value, 0xa);
+		ck_assert_uint_eq(dram_at(&s, 0)->requester, 0x100);
+		ck_assert_uint_eq(dram_at(&s, 1)->value, 0xb);
+		ck_assert_uint_eq(dram_at(&s, 1)->stamp, stamp(4, 1));
+		seen_free(&s);
+		cxs_lu_free(lu);
+	}
+}
+END_TEST
+
+START_TEST(val_protocol_errors)
+{
+	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x100, 1, 0, 1, NULL, NULL, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "not in the SRAM"));
+	repl1(lu, 0, 0x100, 1, 0x40, 1);
+	/* The VAL names the requester's CN: CN 2 has no REPL 1. */
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x200, 1, 0, 1, NULL, NULL, err, sizeof err), -1);
+	val_ok(lu, 0x101, 1, 0, 10); /* another core of CN 1 may send it */
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x100, 1, 1, 10, NULL, NULL, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "second VAL"));
+	/* One word, one stamp twice (two CNs). */
+	repl1(lu, 0, 0x200, 1, 0x40, 2);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x200, 1, 0, 10, NULL, NULL, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "twice"));
+	val_ok(lu, 0x200, 1, 0, 12);
+	uint32_t moved;
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 2);
+	/* A stamp below the word's latest in the DRAM log would break its order. */
+	repl1(lu, 0, 0x300, 1, 0x40, 3);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x300, 1, 0, 11, NULL, NULL, err, sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "DRAM log"));
+	val_ok(lu, 0x300, 1, 0, 13);
+	cxs_lu_free(lu);
+}
+END_TEST
+
+/* Dumps by line: keep lines with line % 3 != 0; destination line % 4 of 5 MNs (MN 4 gets none). */
+static bool keep_fn(void *ctx, uint64_t line)
+{
+	(*(uint32_t *)ctx)++;
+	return line % 3 != 0;
+}
+
+static uint32_t dest_fn(void *ctx, uint64_t line)
+{
+	return (uint32_t)(line % 4);
+}
+
+static bool keep_all(void *ctx, uint64_t line)
+{
+	return true;
+}
+
+static uint32_t dest_zero(void *ctx, uint64_t line)
+{
+	return 0;
+}
+
+/* ---- SRAM Log Buffer ------------------------------------------------------------------ */
+
+START_TEST(buffer_backpressure_and_resumption)
+{
+	struct cxs_stats *st = cxs_stats_new();
+	struct cxs_lu *lu = lu_with(10, 0, 0, st);
+	uint64_t a[4] = {0x1000, 0x1008, 0x1010, 0x1018}, v[4] = {1, 2, 3, 4};
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 10);
+	ck_assert_uint_eq(cxs_lu_repl(lu, 100, 0x100, 1, a, v, 4, false), 100 + SRAM);
+	for (int i = 0; i < 4; i++)
+		a[i] += 64;
+	ck_assert_uint_eq(cxs_lu_repl(lu, 200, 0x200, 1, a, v, 4, false), 200 + SRAM);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 2);
+	/* Four more do not fit: refused whole, nothing allocated. */
+	for (int i = 0; i < 4; i++)
+		a[i] += 64;
+	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x300, 1, a, v, 4, false), CXS_TIME_INF);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 2);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(s.n, 8);
+	seen_free(&s);
+	/* Two do. */
+	uint64_t b[2] = {0x9000, 0x9008};
+	ck_assert_uint_eq(cxs_lu_repl(lu, 300, 0x400, 1, b, v, 2, false), 300 + SRAM);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	ck_assert_uint_eq(repl1(lu, 300, 0x500, 1, 0xa000, 9), CXS_TIME_INF);
+	/* A drain with nothing VALed frees nothing. */
+	uint32_t moved;
+	ck_assert_uint_eq(cxs_lu_drain(lu, 400, &moved), 400);
+	ck_assert_uint_eq(moved, 0);
+	val_ok(lu, 0x100, 1, 0, 50);
+	ck_assert_uint_eq(cxs_lu_drain(lu, 500, &moved), 500 + 4 * CYCLE);
+	ck_assert_uint_eq(moved, 4);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 4);
+	/* The held REPL goes in now. */
+	ck_assert_uint_eq(cxs_lu_repl(lu, 600, 0x300, 1, a, v, 4, false), 600 + SRAM);
+	cxs_lu_backpressure(lu, 300, 600);
+	ck_assert_uint_eq(counter(st, "repls"), 4);
+	ck_assert_uint_eq(counter(st, "repls_refused"), 2);
+	ck_assert_uint_eq(counter(st, "entries_logged"), 14);
+	ck_assert_uint_eq(counter(st, "vals"), 1);
+	ck_assert_uint_eq(counter(st, "backpressure_ps"), 300);
+	ck_assert_uint_eq(counter(st, "sram_peak_entries"), 10);
+	ck_assert_uint_eq(counter(st, "drained_entries"), 4);
+	ck_assert_uint_eq(counter(st, "drain_busy_ps"), 4 * CYCLE);
+	ck_assert_uint_eq(counter(st, "dram_peak_bytes"), 4 * CXS_DK_ENTRY_BYTES);
+	cxs_lu_free(lu);
+	cxs_stats_free(st);
+}
+END_TEST
+
+/* A spill takes a REPL that lacks room past the buffer; VALs and drains treat it alike. */
+START_TEST(spill_takes_a_repl_past_a_full_buffer)
+{
+	struct cxs_stats *st = cxs_stats_new();
+	struct cxs_lu *lu = lu_with(4, 0, 0, st);
+	uint64_t a[4] = {0x1000, 0x1008, 0x1010, 0x1018}, v[4] = {1, 2, 3, 4};
+	ck_assert_uint_eq(cxs_lu_repl(lu, 0, 0x100, 1, a, v, 4, false), SRAM);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	/* 40 REPLs of one word each, every one past the buffer: the arrays grow. */
+	for (uint32_t i = 0; i < 40; i++) {
+		ck_assert_uint_eq(repl1(lu, 10, 0x200, 1 + i, 0x8000 + 64 * i, 100 + i), CXS_TIME_INF);
+		uint64_t w = 0x8000 + 64 * i, x = 100 + i;
+		ck_assert_uint_eq(cxs_lu_repl(lu, 10, 0x200, 1 + i, &w, &x, 1, true), 10 + SRAM);
+	}
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	ck_assert_uint_eq(counter(st, "spilled_entries"), 40);
+	ck_assert_uint_eq(counter(st, "repls_refused"), 40);
+	/* VALed in reverse order, they drain in arrival order, as buffer entries do. */
+	for (uint32_t i = 40; i-- > 0;)
+		val_ok(lu, 0x200, 1 + i, (uint8_t)i, 1000 + i);
+	uint32_t moved;
+	cxs_lu_drain(lu, 20, &moved);
+	ck_assert_uint_eq(moved, 40);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(count_where(&s, 1), 40);
+	for (uint32_t i = 0; i < 40; i++) {
+		ck_assert_uint_eq(dram_at(&s, i)->addr, 0x8000 + 64 * i);
+		ck_assert_uint_eq(dram_at(&s, i)->value, 100 + i);
+	}
+	seen_free(&s);
+	/* The first REPL still holds the buffer; once VALed and drained it is free again. */
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 0);
+	val_ok(lu, 0x100, 1, 40, 5000);
+	cxs_lu_drain(lu, 30, &moved);
+	ck_assert_uint_eq(moved, 4);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 4);
+	cxs_lu_free(lu);
+	cxs_stats_free(st);
+}
+END_TEST
+
+START_TEST(drain_keeps_arrival_order_and_stamp_order_per_word)
+{
+	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+	const uint64_t w1 = 0x100, w2 = 0x200, w3 = 0x300;
+	repl1(lu, 0, 0x100, 1, w1, 20);
+	repl1(lu, 0, 0x200, 1, w2, 5);
+	repl1(lu, 0, 0x300, 1, w1, 10);
+	repl1(lu, 0, 0x400, 1, w3, 1);
+	val_ok(lu, 0x100, 1, 0, 20);
+	val_ok(lu, 0x200, 1, 0, 5);
+	val_ok(lu, 0x300, 1, 0, 10);
+	val_ok(lu, 0x400, 1, 0, 1);
+	uint32_t moved;
+	ck_assert_uint_eq(cxs_lu_drain(lu, 0, &moved), 4 * CYCLE);
+	ck_assert_uint_eq(moved, 4);
+	struct seen s = snapshot(lu);
+	const uint64_t want_addr[4] = {w1, w2, w1, w3}, want_stamp[4] = {10, 5, 20, 1};
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_uint_eq(dram_at(&s, i)->addr, want_addr[i]);
+		ck_assert_uint_eq(dram_at(&s, i)->stamp, want_stamp[i]);
+		ck_assert_uint_eq(dram_at(&s, i)->value, want_stamp[i]);
+	}
+	seen_free(&s);
+	/* A REPL of several words: entry i gets stamp0 + i; an atomic's values come with its VAL. */
+	uint64_t a[3] = {0x1000, 0x1008, 0x1038}, v[3] = {0, 0, 0}, got[3] = {7, 8, 9};
+	cxs_lu_repl(lu, 0, 0x500, 1, a, v, 3, false);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x500, 1, 0, 100, NULL, got, err, sizeof err), 0);
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 3);
+	s = snapshot(lu);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(dram_at(&s, 4 + i)->addr, a[i]);
+		ck_assert_uint_eq(dram_at(&s, 4 + i)->stamp, 100 + i);
+		ck_assert_uint_eq(dram_at(&s, 4 + i)->value, got[i]);
+		ck_assert_uint_eq(dram_at(&s, 4 + i)->repl, 1);
+	}
+	seen_free(&s);
+	cxs_lu_free(lu);
+}
+END_TEST
+
+START_TEST(non_valed_entries_never_reach_the_dram_log)
+{
+	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+	/* w0: VALed then an un-VALed later store: both wait. w1: VALed alone: moves. */
+	repl1(lu, 0, 0x100, 1, 0x0, 1);
+	repl1(lu, 0, 0x100, 2, 0x8, 2);
+	repl1(lu, 0, 0x200, 1, 0x0, 3);
+	val_ok(lu, 0x100, 1, 0, 10);
+	val_ok(lu, 0x100, 2, 1, 11);
+	uint32_t moved;
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 1);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(count_where(&s, 1), 1);
+	ck_assert_uint_eq(dram_at(&s, 0)->addr, 0x8);
+	ck_assert_uint_eq(count_where(&s, 0), 2);
+	seen_free(&s);
+	/* Randomly: 150 single-word REPLs over 16 words, a third never VALed, drains between. */
+	rng_state = 0x1234567;
+	uint32_t tsn[4] = {2, 0, 0, 0}; /* TS counters of CNs 1..3 (index = CN) */
+	uint64_t st = 100;
+	uint32_t never = 0;
+	for (uint32_t r = 0; r < 150; r++) {
+		if (cxs_lu_sram_free(lu) == 0)
+			cxs_lu_drain(lu, 0, &moved);
+		if (cxs_lu_sram_free(lu) == 0)
+			break; /* full of words blocked by un-VALed entries */
+		uint32_t cn = 1 + (uint32_t)(rnd() % 3);
+		uint64_t w = (rnd() % 16) * 8 + 0x4000;
+		ck_assert_uint_ne(repl1(lu, 0, cn << 8, 100 + r, w, r), CXS_TIME_INF);
+		if (rnd() % 3 == 0) {
+			never++;
+			continue;
+		}
+		val_ok(lu, cn << 8, 100 + r, (uint8_t)(tsn[cn]++ & 0x7f), st++);
+		if (rnd() % 4 == 0)
+			cxs_lu_drain(lu, 0, &moved);
+		s = snapshot(lu);
+		for (size_t i = 0; i < s.n; i++)
+			if (s.where[i] == 1)
+				ck_assert_uint_eq(s.e[i].valid, 1);
+		seen_free(&s);
+	}
+	cxs_lu_drain(lu, 0, &moved);
+	s = snapshot(lu);
+	size_t unvaled = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		if (s.where[i] == 1)
+			ck_assert_uint_eq(s.e[i].valid, 1);
+		else
+			unvaled += !s.e[i].valid;
+	}
+	ck_assert_uint_eq(unvaled, never + 1); /* the first part's un-VALed REPL of w0 */
+	ck_assert_uint_gt(never, 10);
+	seen_free(&s);
+	cxs_lu_free(lu);
+}
+END_TEST
+
+START_TEST(full_dram_log_moves_a_prefix_and_asks_for_a_flush)
+{
+	struct cxs_stats *st = cxs_stats_new();
+	struct cxs_lu *lu = lu_with(0, 2, 0.5, st);
+	const uint64_t w = 0x40, x = 0x80;
+	/* Arrivals [w s3, x s1, w s2]: the places are [w s2, x s1, w s3]; two fit. */
+	repl1(lu, 0, 0x100, 1, w, 3);
+	repl1(lu, 0, 0x200, 1, x, 1);
+	repl1(lu, 0, 0x300, 1, w, 2);
+	val_ok(lu, 0x100, 1, 0, 3);
+	val_ok(lu, 0x200, 1, 0, 1);
+	val_ok(lu, 0x300, 1, 0, 2);
+	ck_assert(!cxs_lu_needs_flush(lu));
+	uint32_t moved;
+	ck_assert_uint_eq(cxs_lu_drain(lu, 0, &moved), 2 * CYCLE);
+	ck_assert_uint_eq(moved, 2);
+	ck_assert(cxs_lu_needs_flush(lu));
+	ck_assert_uint_eq(cxs_lu_dram_bytes(lu), 2 * CXS_DK_ENTRY_BYTES);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(dram_at(&s, 0)->stamp, 2);
+	ck_assert_uint_eq(dram_at(&s, 1)->stamp, 1);
+	ck_assert_uint_eq(count_where(&s, 0), 1);
+	ck_assert_uint_eq(s.e[0].stamp, 3);
+	seen_free(&s);
+	ck_assert_uint_eq(counter(st, "dram_full_drains"), 1);
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 0);
+	/* A dump empties it; the rest moves. */
+	struct cxs_dk_chunk *ch;
+	size_t nch;
+	cxs_time done;
+	ck_assert_int_eq(cxs_lu_dump(lu, 1000, keep_all, dest_zero, NULL, 1, &ch, &nch, &done), 0);
+	ck_assert_uint_eq(nch, 1);
+	ck_assert_uint_eq(ch[0].nentries, 2);
+	ck_assert_uint_eq(done, 1000 + 2 * CYCLE);
+	cxs_dk_chunks_free(ch, nch);
+	ck_assert(!cxs_lu_needs_flush(lu));
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 1);
+	ck_assert_uint_eq(counter(st, "dram_peak_bytes"), 2 * CXS_DK_ENTRY_BYTES);
+	cxs_lu_free(lu);
+	cxs_stats_free(st);
+}
+END_TEST
+
+START_TEST(watermark)
+{
+	struct cxs_lu *lu = lu_with(0, 10, 0.45, NULL); /* ceil(4.5) = 5 entries */
+	uint32_t moved;
+	for (uint32_t i = 0; i < 5; i++) {
+		ck_assert(!cxs_lu_needs_flush(lu));
+		repl1(lu, 0, 0x100, i, 8 * i, i);
+		val_ok(lu, 0x100, i, (uint8_t)i, i + 1);
+		cxs_lu_drain(lu, 0, &moved);
+		ck_assert_uint_eq(moved, 1);
+	}
+	ck_assert(cxs_lu_needs_flush(lu));
+	cxs_lu_free(lu);
+}
+END_TEST
+
+/* ---- log format and compression ----------------------------------------------------------- */
+
+static void random_entries(struct cxs_dk_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		e[i] = (struct cxs_dk_entry){.addr = rnd() & ~UINT64_C(7),
+					     .value = rnd(),
+					     .stamp = rnd(),
+					     .requester = (uint32_t)rnd(),
+					     .repl = 0,
+					     .ts = (uint8_t)(rnd() & 0x7f),
+					     .valid = 1};
+	}
+}
+
+/* A stencil sweep as a Logging Unit logs it: consecutive words, slowly varying values. */
+static void stencil_entries(struct cxs_dk_entry *e, size_t n)
+{
+	uint64_t base = UINT64_C(0x40000000);
+	uint32_t ts = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t word = i % 4096, sweep = i / 4096;
+		double v = 300.0 + 0.01 * (double)word + 0.5 * (double)sweep;
+		uint64_t bits;
+		memcpy(&bits, &v, sizeof bits);
+		e[i] = (struct cxs_dk_entry){.addr = base + 8 * word,
+					     .value = bits,
+					     .stamp = stamp((uint32_t)(sweep + 1), (uint32_t)(word % 8 + 1)),
+					     .requester = (uint32_t)(((word / 1024) << 8) | (word / 256 % 4)),
+					     .ts = (uint8_t)(ts++ & 0x7f),
+					     .valid = 1};
+	}
+}
+
+static void check_same(const struct cxs_dk_entry *a, const struct cxs_dk_entry *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].addr != b[i].addr || a[i].value != b[i].value || a[i].stamp != b[i].stamp ||
+		    a[i].requester != b[i].requester || a[i].ts != b[i].ts || b[i].valid != 1 ||
+		    b[i].repl != 0)
+			ck_abort_msg("entry %zu differs after the round trip", i);
+}
+
+/* encode -> compress(9) -> inflate -> decode; returns the compressed size. */
+static size_t round_trip(const struct cxs_dk_entry *e, size_t n)
+{
+	unsigned char *raw, *z, *back;
+	size_t len, zlen, nd;
+	struct cxs_dk_entry *d;
+	ck_assert_int_eq(cxs_dk_log_encode(e, n, &raw, &len), 0);
+	ck_assert_uint_eq(len, 24 + 32 * n);
+	ck_assert_int_eq(cxs_dk_compress(raw, len, 9, &z, &zlen), 0);
+	ck_assert_int_eq(cxs_dk_inflate(z, zlen, len, &back, err, sizeof err), 0);
+	ck_assert_int_eq(memcmp(raw, back, len), 0);
+	ck_assert_int_eq(cxs_dk_log_decode(back, len, &d, &nd, err, sizeof err), 0);
+	ck_assert_uint_eq(nd, n);
+	check_same(e, d, n);
+	free(raw);
+	free(z);
+	free(back);
+	free(d);
+	return zlen;
+}
+
+START_TEST(compression_round_trips)
+{
+	rng_state = 99;
+	enum { N = 20000 };
+	struct cxs_dk_entry *e = malloc(N * sizeof *e);
+	random_entries(e, N);
+	size_t zr = round_trip(e, N);
+	/* Random fields do not compress: above 26 of the 32 bytes a record takes. */
+	ck_assert_uint_gt(zr, (size_t)N * 26);
+	stencil_entries(e, N);
+	size_t zs = round_trip(e, N);
+	/* The stencil stream does: below a third of the 24 bytes an entry takes in SRAM. */
+	ck_assert_uint_lt(zs, (size_t)N * CXS_DK_ENTRY_BYTES / 3);
+	round_trip(e, 0);
+	round_trip(e, 1);
+	free(e);
+}
+END_TEST
+
+START_TEST(encode_keeps_valid_entries_only)
+{
+	struct cxs_dk_entry e[3] = {
+		{.addr = 8, .value = 1, .stamp = 1, .valid = 1},
+		{.addr = 16, .value = 2, .stamp = 2, .valid = 0},
+		{.addr = 24, .value = 3, .stamp = 3, .ts = 0x85, .valid = 1},
+	};
+	unsigned char *raw;
+	size_t len, n;
+	struct cxs_dk_entry *d;
+	ck_assert_int_eq(cxs_dk_log_encode(e, 3, &raw, &len), 0);
+	ck_assert_uint_eq(len, 24 + 2 * 32);
+	ck_assert_int_eq(memcmp(raw, "DKLG", 4), 0);
+	ck_assert_uint_eq(raw[4], 2);  /* version */
+	ck_assert_uint_eq(raw[6], 32); /* record bytes */
+	ck_assert_uint_eq(raw[8], 2);  /* count */
+	/* Byte planes: byte j of record i at 24 + j * count + i. */
+	ck_assert_uint_eq(raw[24 + 0 * 2 + 1], 24);  /* second record's address, little-endian */
+	ck_assert_uint_eq(raw[24 + 1 * 2 + 1], 0);   /* ... its next byte */
+	ck_assert_uint_eq(raw[24 + 12 * 2 + 1], 5);  /* its TS, 7 bits */
+	ck_assert_uint_eq(raw[24 + 16 * 2 + 1], 3);  /* its value */
+	ck_assert_uint_eq(raw[24 + 24 * 2 + 1], 3);  /* its stamp */
+	ck_assert_uint_eq(raw[24 + 0 * 2 + 0], 8);   /* first record's address */
+	ck_assert_int_eq(cxs_dk_log_decode(raw, len, &d, &n, err, sizeof err), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(d[1].addr, 24);
+	ck_assert_uint_eq(d[1].ts, 5); /* 7 bits */
+	free(raw);
+	free(d);
+}
+END_TEST
+
+/* Decodes a copy of exactly len bytes; returns the status. */
+static int decode_copy(const unsigned char *b, size_t len)
+{
+	unsigned char *c = malloc(len ? len : 1);
+	memcpy(c, b, len);
+	struct cxs_dk_entry *d = (struct cxs_dk_entry *)1;
+	size_t n = 7;
+	int rc = cxs_dk_log_decode(c, len, &d, &n, err, sizeof err);
+	if (rc == 0)
+		free(d);
+	else
+		ck_assert(d == NULL && n == 0);
+	free(c);
+	return rc;
+}
+
+static void fix_crc(unsigned char *b, size_t len)
+{
+	uLong crc = crc32(crc32(0L, Z_NULL, 0), b + 24, (uInt)(len - 24));
+	for (int i = 0; i < 4; i++)
+		b[16 + i] = (unsigned char)(crc >> (8 * i));
+}
+
+START_TEST(decode_refuses_truncated_and_corrupt_logs)
+{
+	rng_state = 7;
+	struct cxs_dk_entry e[5];
+	random_entries(e, 5);
+	unsigned char *raw;
+	size_t len;
+	ck_assert_int_eq(cxs_dk_log_encode(e, 5, &raw, &len), 0);
+	ck_assert_int_eq(decode_copy(raw, len), 0);
+	for (size_t l = 0; l < len; l++)
+		ck_assert_msg(decode_copy(raw, l) == -1, "%zu of %zu bytes accepted", l, len);
+	unsigned char *b = malloc(len + 32);
+	memcpy(b, raw, len);
+	memset(b + len, 0, 32);
+	ck_assert_int_eq(decode_copy(b, len + 32), -1); /* a record more than counted */
+	ck_assert_ptr_nonnull(strstr(err, "truncated or corrupt"));
+	/* Every single-bit flip anywhere is refused (header fields or the checksum). */
+	for (size_t i = 0; i < len; i++)
+		for (int bit = 0; bit < 8; bit++) {
+			memcpy(b, raw, len);
+			b[i] ^= (unsigned char)(1u << bit);
+			ck_assert_msg(decode_copy(b, len) == -1, "flip of byte %zu bit %d accepted", i,
+				      bit);
+		}
+	/* With the checksum made to match, the field checks still refuse. */
+	memcpy(b, raw, len);
+	b[24 + 13 * 5 + 0] = 1; /* reserved byte 13 of record 0 (byte planes of 5 records) */
+	fix_crc(b, len);
+	ck_assert_int_eq(decode_copy(b, len), -1);
+	ck_assert_ptr_nonnull(strstr(err, "reserved"));
+	memcpy(b, raw, len);
+	b[24 + 12 * 5 + 1] |= 0x80; /* TS bit 7 of record 1 */
+	fix_crc(b, len);
+	ck_assert_int_eq(decode_copy(b, len), -1);
+	memcpy(b, raw, len);
+	b[4] = 1;
+	ck_assert_int_eq(decode_copy(b, len), -1);
+	ck_assert_ptr_nonnull(strstr(err, "version 1"));
+	free(b);
+	free(raw);
+}
+END_TEST
+
+/*
+ * Inflates a copy of exactly zlen bytes; returns the status. Accepted input
+ * must inflate to `expect` (when given) byte for byte.
+ */
+static int inflate_copy(const unsigned char *z, size_t zlen, size_t raw_len,
+			const unsigned char *expect)
+{
+	unsigned char *c = malloc(zlen ? zlen : 1), *out = (unsigned char *)1;
+	memcpy(c, z, zlen);
+	int rc = cxs_dk_inflate(c, zlen, raw_len, &out, err, sizeof err);
+	if (rc == 0) {
+		if (expect != NULL)
+			ck_assert_msg(memcmp(out, expect, raw_len) == 0, "damaged input accepted");
+		free(out);
+	} else {
+		ck_assert(out == NULL);
+	}
+	free(c);
+	return rc;
+}
+
+START_TEST(inflate_refuses_truncated_and_corrupt_input)
+{
+	enum { N = 150 };
+	struct cxs_dk_entry e[N];
+	stencil_entries(e, N);
+	unsigned char *raw, *z;
+	size_t len, zlen;
+	ck_assert_int_eq(cxs_dk_log_encode(e, N, &raw, &len), 0);
+	ck_assert_int_eq(cxs_dk_compress(raw, len, 9, &z, &zlen), 0);
+	ck_assert_int_eq(inflate_copy(z, zlen, len, raw), 0);
+	for (size_t l = 0; l < zlen; l++)
+		ck_assert_msg(inflate_copy(z, l, len, NULL) == -1, "%zu of %zu bytes accepted", l, zlen);
+	ck_assert_int_eq(inflate_copy(z, zlen, len - 1, NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "more bytes"));
+	ck_assert_int_eq(inflate_copy(z, zlen, len + 1, NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "fewer bytes"));
+	unsigned char *b = malloc(zlen + 1);
+	memcpy(b, z, zlen);
+	b[zlen] = 0;
+	ck_assert_int_eq(inflate_copy(b, zlen + 1, len, NULL), -1);
+	ck_assert_ptr_nonnull(strstr(err, "trailing"));
+	/*
+	 * Every single-bit flip: zlib's structure or its adler32 refuses it, except
+	 * bits the decoder never acts on (the padding after the last block, a
+	 * dynamic block's code lengths for symbols no code uses); those must then
+	 * inflate to the very same log (inflate_copy checks), and they are few.
+	 */
+	size_t refused = 0;
+	for (size_t i = 0; i < zlen; i++)
+		for (int bit = 0; bit < 8; bit++) {
+			memcpy(b, z, zlen);
+			b[i] ^= (unsigned char)(1u << bit);
+			refused += inflate_copy(b, zlen, len, raw) == -1;
+		}
+	ck_assert_uint_ge(refused, 8 * zlen - 8 * zlen / 100 - 7);
+	ck_assert_int_eq(cxs_dk_compress(raw, len, 10, &b, &zlen), -1);
+	free(b);
+	free(z);
+	free(raw);
+}
+END_TEST
+
+/* ---- dumps and the latest-version searches --------------------------------------------------- */
+
+/*
+ * A protocol-shaped random load: rounds of REPLs of 1..4 words of a line,
+ * from CNs 1..4, with stamps growing in coherence order; each round's VALs
+ * arrive shuffled, drains happen at random between them. With leave, the
+ * last round leaves half of its REPLs un-VALed. A REPL that finds no room
+ * even after a drain (the DRAM log full) is not sent.
+ */
+struct load {
+	uint64_t next_stamp;
+	uint32_t tsn[8]; /* per CN: its VAL TS counter */
+	uint32_t repl;
+};
+
+static void random_load(struct cxs_lu *lu, struct load *L, uint32_t rounds, uint32_t nlines,
+			uint32_t per_round, bool leave)
+{
+	uint32_t moved;
+	for (uint32_t r = 0; r < rounds; r++) {
+		uint32_t req[64], id[64];
+		uint64_t s0[64];
+		uint32_t nr = 0;
+		for (uint32_t k = 0; k < per_round && nr < 64; k++) {
+			uint32_t cn = 1 + (uint32_t)(rnd() % 4);
+			uint64_t line = 0x1000 + rnd() % nlines;
+			uint32_t n = 1 + (uint32_t)(rnd() % 4), first = (uint32_t)(rnd() % 5);
+			uint64_t a[4], v[4];
+			for (uint32_t i = 0; i < n; i++) {
+				a[i] = (line << 6) + 8 * (first + i);
+				v[i] = rnd();
+			}
+			uint32_t requester = cn << 8 | (uint32_t)(rnd() % 4);
+			if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n, false) == CXS_TIME_INF) {
+				cxs_lu_drain(lu, 0, &moved);
+				if (cxs_lu_repl(lu, 0, requester, L->repl, a, v, n, false) == CXS_TIME_INF)
+					continue;
+			}
+			req[nr] = requester;
+			id[nr] = L->repl++;
+			s0[nr] = L->next_stamp;
+			L->next_stamp += 8;
+			nr++;
+		}
+		/* TS follows each CN's send order = stamp order; arrival is shuffled. */
+		uint8_t ts[64];
+		for (uint32_t k = 0; k < nr; k++)
+			ts[k] = (uint8_t)(L->tsn[req[k] >> 8]++ & 0x7f);
+		uint32_t perm[64];
+		for (uint32_t k = 0; k < nr; k++)
+			perm[k] = k;
+		for (uint32_t k = nr; k > 1; k--) {
+			uint32_t j = (uint32_t)(rnd() % k), t = perm[k - 1];
+			perm[k - 1] = perm[j];
+			perm[j] = t;
+		}
+		uint32_t nval = leave && r + 1 == rounds ? nr / 2 : nr;
+		for (uint32_t k = 0; k < nval; k++) {
+			uint32_t q = perm[k];
+			int rc = cxs_lu_val(lu, 0, req[q], id[q], ts[q], s0[q], NULL, NULL, err, sizeof err);
+			ck_assert_msg(rc == 0, "%s", err);
+			if (rnd() % 3 == 0)
+				cxs_lu_drain(lu, 0, &moved);
+		}
+		cxs_lu_drain(lu, 0, &moved);
+	}
+}
+
+/* The reference: the VALed entry with the largest stamp among e[0..n). */
+static const struct cxs_dk_entry *brute_latest(const struct cxs_dk_entry *e, size_t n,
+					       uint64_t word)
+{
+	const struct cxs_dk_entry *best = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].valid && e[i].addr == word && (best == NULL || e[i].stamp > best->stamp))
+			best = &e[i];
+	return best;
+}
+
+static void check_found(const struct cxs_dk_entry *want, uint8_t found,
+			const struct cxs_dk_entry *got, uint64_t word)
+{
+	ck_assert_msg(found == (want != NULL), "word %#lx: found %u", (unsigned long)word, found);
+	if (want == NULL)
+		return;
+	ck_assert_uint_eq(got->addr, word);
+	ck_assert_uint_eq(got->stamp, want->stamp);
+	ck_assert_uint_eq(got->value, want->value);
+	ck_assert_uint_eq(got->requester, want->requester);
+}
+
+/* Query: every word of lines 0x1000 .. 0x1000 + nlines + 2 (some never written). */
+static uint64_t *query_words(uint32_t nlines, size_t *n)
+{
+	*n = (size_t)(nlines + 2) * 8 + 1;
+	uint64_t *w = malloc(*n * sizeof *w);
+	for (size_t i = 0; i + 1 < *n; i++)
+		w[i] = (UINT64_C(0x1000) << 6) + 8 * i;
+	w[*n - 1] = w[3]; /* asked twice */
+	return w;
+}
+
+START_TEST(lu_latest_matches_brute_force)
+{
+	rng_state = 2024;
+	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+	struct load L = {.next_stamp = 1000};
+	random_load(lu, &L, 12, 24, 40, true);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_gt(count_where(&s, 1), 100);
+	size_t unvaled = 0;
+	for (size_t i = 0; i < s.n; i++)
+		unvaled += !s.e[i].valid;
+	ck_assert_uint_gt(unvaled, 0);
+	/* The DRAM log holds every word's entries in stamp order. */
+	for (size_t i = 0; i < s.n; i++)
+		for (size_t j = i + 1; j < s.n; j++)
+			if (s.where[i] == 1 && s.where[j] == 1 && s.e[i].addr == s.e[j].addr)
+				ck_assert_uint_lt(s.e[i].stamp, s.e[j].stamp);
+	size_t n;
+	uint64_t *w = query_words(24, &n);
+	struct cxs_dk_entry *out = calloc(n, sizeof *out);
+	uint8_t *found = calloc(n, 1);
+	ck_assert_uint_eq(cxs_lu_latest(lu, w, n, out, found), s.n);
+	size_t nf = 0, in_buffer = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cxs_dk_entry *want = brute_latest(s.e, s.n, w[i]);
+		check_found(want, found[i], &out[i], w[i]);
+		nf += found[i];
+		/* Words blocked by an un-VALed store: the latest is in the buffer, older ones in DRAM. */
+		in_buffer += want != NULL && s.where[want - s.e] == 0;
+	}
+	ck_assert_uint_gt(nf, 50);
+	ck_assert_uint_gt(in_buffer, 0);
+	ck_assert_uint_lt(nf, n);
+	ck_assert_uint_eq(cxs_lu_latest(lu, w, 0, out, found), 0);
+	free(w);
+	free(out);
+	free(found);
+	seen_free(&s);
+	cxs_lu_free(lu);
+}
+END_TEST
+
+START_TEST(dump_splits_by_destination_and_keep)
+{
+	rng_state = 31;
+	struct cxs_stats *st = cxs_stats_new();
+	struct cxs_lu *lu = lu_with(0, 0, 0, st);
+	struct load L = {.next_stamp = 1000};
+	random_load(lu, &L, 6, 30, 40, true);
+	uint32_t moved;
+	struct seen s = snapshot(lu);
+	size_t nlog = count_where(&s, 1);
+	ck_assert_uint_gt(nlog, 100);
+	uint32_t calls = 0;
+	struct cxs_dk_chunk *ch;
+	size_t nch;
+	cxs_time done;
+	ck_assert_int_eq(cxs_lu_dump(lu, 5000, keep_fn, dest_fn, &calls, 5, &ch, &nch, &done), 0);
+	ck_assert_uint_eq(calls, nlog);
+	ck_assert_uint_eq(done, 5000 + nlog * CYCLE);
+	ck_assert_uint_eq(nch, 4);
+	size_t kept = 0, raw = 0, packed = 0;
+	for (size_t c = 0; c < nch; c++) {
+		ck_assert_uint_eq(ch[c].dest, c);
+		unsigned char *b;
+		struct cxs_dk_entry *d;
+		size_t nd;
+		ck_assert_int_eq(cxs_dk_inflate(ch[c].bytes, ch[c].len, ch[c].raw_len, &b, err,
+						sizeof err),
+				 0);
+		ck_assert_int_eq(cxs_dk_log_decode(b, ch[c].raw_len, &d, &nd, err, sizeof err), 0);
+		ck_assert_uint_eq(nd, ch[c].nentries);
+		ck_assert_uint_eq(ch[c].raw_len, 24 + 32 * nd);
+		/* Exactly the log's entries with this destination, in log order. */
+		size_t k = 0;
+		for (size_t i = 0; i < nlog; i++) {
+			const struct cxs_dk_entry *e = dram_at(&s, i);
+			if (LINE(e->addr) % 3 == 0 || LINE(e->addr) % 4 != c)
+				continue;
+			ck_assert_uint_lt(k, nd);
+			ck_assert_uint_eq(d[k].addr, e->addr);
+			ck_assert_uint_eq(d[k].stamp, e->stamp);
+			ck_assert_uint_eq(d[k].value, e->value);
+			k++;
+		}
+		ck_assert_uint_eq(k, nd);
+		kept += nd;
+		raw += ch[c].raw_len;
+		packed += ch[c].len;
+		free(b);
+		free(d);
+	}
+	ck_assert_uint_gt(kept, 0);
+	ck_assert_uint_lt(kept, nlog);
+	cxs_dk_chunks_free(ch, nch);
+	/* What it saved is gone; the other members' entries stay one dump more,
+	 * in log order; the buffer is untouched. */
+	size_t others = nlog - kept;
+	ck_assert_uint_eq(cxs_lu_dram_bytes(lu), others * CXS_DK_ENTRY_BYTES);
+	struct seen after = snapshot(lu);
+	ck_assert_uint_eq(count_where(&after, 1), others);
+	ck_assert_uint_eq(after.n, s.n - kept);
+	for (size_t i = 0, k = 0; i < nlog; i++) {
+		const struct cxs_dk_entry *e = dram_at(&s, i);
+		if (LINE(e->addr) % 3 != 0)
+			continue;
+		const struct cxs_dk_entry *r = dram_at(&after, k++);
+		ck_assert_uint_eq(r->addr, e->addr);
+		ck_assert_uint_eq(r->stamp, e->stamp);
+	}
+	seen_free(&after);
+	ck_assert_uint_eq(counter(st, "dumps"), 1);
+	ck_assert_uint_eq(counter(st, "dump_entries"), kept);
+	ck_assert_uint_eq(counter(st, "dump_others_entries"), 0);
+	ck_assert_uint_eq(counter(st, "dump_raw_bytes"), raw);
+	ck_assert_uint_eq(counter(st, "dump_compressed_bytes"), packed);
+	ck_assert_uint_eq(counter(st, "dump_busy_ps"), nlog * CYCLE);
+	/* The next dump reads them, saves none (not its share) and clears them. */
+	calls = 0;
+	ck_assert_int_eq(cxs_lu_dump(lu, 7000, keep_fn, dest_fn, &calls, 5, &ch, &nch, &done), 0);
+	ck_assert_uint_eq(calls, others);
+	ck_assert_uint_eq(nch, 0);
+	ck_assert_ptr_null(ch);
+	ck_assert_uint_eq(done, 7000 + others * CYCLE);
+	ck_assert_uint_eq(cxs_lu_dram_bytes(lu), 0);
+	ck_assert_uint_eq(counter(st, "dump_others_entries"), others);
+	/* An empty log: no chunk, no time. */
+	ck_assert_int_eq(cxs_lu_dump(lu, 8000, keep_fn, dest_fn, &calls, 5, &ch, &nch, &done), 0);
+	ck_assert_uint_eq(nch, 0);
+	ck_assert_uint_eq(done, 8000);
+	/* After the dump the log starts afresh: a word's old stamps are no constraint. */
+	repl1(lu, 0, 0x700, 1, 0x12340, 1);
+	val_ok(lu, 0x700, 1, 0, 1);
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 1);
+	seen_free(&s);
+	cxs_lu_free(lu);
+	cxs_stats_free(st);
+}
+END_TEST
+
+START_TEST(store_latest_matches_brute_force)
+{
+	rng_state = 77;
+	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+	struct cxs_dk_store *mn[4];
+	for (int m = 0; m < 4; m++)
+		mn[m] = cxs_dk_store_new();
+	/* What each MN was sent, decoded by the reference from the DRAM log before the dump. */
+	struct cxs_dk_entry *sent[4] = {0};
+	size_t nsent[4] = {0}, bytes[4] = {0}, rawb[4] = {0};
+	uint32_t calls = 0;
+	struct load L = {.next_stamp = 1000};
+	for (int d = 0; d < 3; d++) {
+		random_load(lu, &L, 4, 20, 30, false);
+		struct seen s = snapshot(lu);
+		for (size_t i = 0; i < s.n; i++) {
+			if (s.where[i] != 1 || LINE(s.e[i].addr) % 3 == 0)
+				continue;
+			uint32_t m = (uint32_t)(LINE(s.e[i].addr) % 4);
+			sent[m] = realloc(sent[m], (nsent[m] + 1) * sizeof *sent[m]);
+			sent[m][nsent[m]++] = s.e[i];
+		}
+		seen_free(&s);
+		struct cxs_dk_chunk *ch;
+		size_t nch;
+		cxs_time done;
+		ck_assert_int_eq(cxs_lu_dump(lu, 0, keep_fn, dest_fn, &calls, 4, &ch, &nch, &done), 0);
+		for (size_t c = 0; c < nch; c++) {
+			ck_assert_int_eq(cxs_dk_store_add(mn[ch[c].dest], 9, ch[c].bytes, ch[c].len,
+							  ch[c].raw_len),
+					 0);
+			bytes[ch[c].dest] += ch[c].len;
+			rawb[ch[c].dest] += ch[c].raw_len;
+		}
+		cxs_dk_chunks_free(ch, nch);
+	}
+	size_t n;
+	uint64_t *w = query_words(20, &n);
+	struct cxs_dk_entry *out = calloc(n, sizeof *out);
+	uint8_t *found = calloc(n, 1);
+	for (int m = 0; m < 4; m++) {
+		ck_assert_uint_gt(nsent[m], 0);
+		ck_assert_uint_eq(cxs_dk_store_bytes(mn[m]), bytes[m]);
+		size_t inflated = 0;
+		size_t scanned =
+			cxs_dk_store_latest(mn[m], w, n, out, found, &inflated, err, sizeof err);
+		ck_assert_uint_eq(scanned, nsent[m]);
+		ck_assert_uint_eq(inflated, rawb[m]);
+		for (size_t i = 0; i < n; i++)
+			check_found(brute_latest(sent[m], nsent[m], w[i]), found[i], &out[i], w[i]);
+	}
+	free(w);
+	free(out);
+	free(found);
+	for (int m = 0; m < 4; m++) {
+		free(sent[m]);
+		cxs_dk_store_free(mn[m]);
+	}
+	cxs_lu_free(lu);
+}
+END_TEST
+
+START_TEST(store_refuses_a_corrupt_chunk)
+{
+	struct cxs_lu *lu = lu_with(0, 0, 0, NULL);
+	repl1(lu, 0, 0x100, 1, 0x40, 5);
+	val_ok(lu, 0x100, 1, 0, 1);
+	uint32_t moved;
+	cxs_lu_drain(lu, 0, &moved);
+	struct cxs_dk_chunk *ch;
+	size_t nch;
+	cxs_time done;
+	ck_assert_int_eq(cxs_lu_dump(lu, 0, keep_all, dest_zero, NULL, 1, &ch, &nch, &done), 0);
+	ck_assert_uint_eq(nch, 1);
+	struct cxs_dk_store *s = cxs_dk_store_new();
+	ck_assert_int_eq(cxs_dk_store_add(s, 3, ch[0].bytes, ch[0].len, ch[0].raw_len), 0);
+	uint64_t w = 0x40;
+	struct cxs_dk_entry out;
+	uint8_t found = 0;
+	size_t inflated;
+	ck_assert_uint_eq(cxs_dk_store_latest(s, &w, 1, &out, &found, &inflated, err, sizeof err), 1);
+	ck_assert_uint_eq(found, 1);
+	ck_assert_uint_eq(out.value, 5);
+	/* The same bytes claimed to inflate to one byte less, then damaged bytes. */
+	ck_assert_int_eq(cxs_dk_store_add(s, 7, ch[0].bytes, ch[0].len, ch[0].raw_len - 1), 0);
+	found = 9;
+	ck_assert_uint_eq(cxs_dk_store_latest(s, &w, 1, &out, &found, &inflated, err, sizeof err),
+			  (size_t)-1);
+	ck_assert_ptr_nonnull(strstr(err, "chunk 1 (from node 7)"));
+	ck_assert_uint_eq(found, 9);
+	struct cxs_dk_store *s2 = cxs_dk_store_new();
+	ch[0].bytes[ch[0].len / 2] ^= 0x10;
+	ck_assert_int_eq(cxs_dk_store_add(s2, 4, ch[0].bytes, ch[0].len, ch[0].raw_len), 0);
+	ck_assert_uint_eq(cxs_dk_store_latest(s2, &w, 1, &out, &found, &inflated, err, sizeof err),
+			  (size_t)-1);
+	ck_assert_ptr_nonnull(strstr(err, "from node 4"));
+	cxs_dk_store_free(s2);
+	cxs_dk_store_free(s);
+	cxs_dk_chunks_free(ch, nch);
+	cxs_lu_free(lu);
+}
+END_TEST
+
+Suite *diktamo_suite(void)
+{
+	Suite *s = suite_create("diktamo");
+	TCase *tc = tcase_create("replicas");
+	tcase_add_test(tc, groups_are_distinct_and_balanced);
+	tcase_add_test(tc, groups_with_dead_cns);
+	tcase_add_test(tc, savers_are_even_and_independent_of_the_group);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("timestamps");
+	tcase_add_test(tc, ts_before_wraps_at_128);
+	tcase_add_test(tc, reordered_vals_of_one_word_land_in_stamp_order);
+	tcase_add_test(tc, ts_stamp_disagreement_is_refused);
+	tcase_add_test(tc, two_cns_second_val_overtakes_the_first);
+	tcase_add_test(tc, val_protocol_errors);
+	tcase_add_test(tc, spill_takes_a_repl_past_a_full_buffer);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("buffer");
+	tcase_add_test(tc, buffer_backpressure_and_resumption);
+	tcase_add_test(tc, drain_keeps_arrival_order_and_stamp_order_per_word);
+	tcase_add_test(tc, non_valed_entries_never_reach_the_dram_log);
+	tcase_add_test(tc, full_dram_log_moves_a_prefix_and_asks_for_a_flush);
+	tcase_add_test(tc, watermark);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("format");
+	tcase_add_test(tc, compression_round_trips);
+	tcase_add_test(tc, encode_keeps_valid_entries_only);
+	tcase_add_test(tc, decode_refuses_truncated_and_corrupt_logs);
+	tcase_add_test(tc, inflate_refuses_truncated_and_corrupt_input);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("search");
+	tcase_add_test(tc, lu_latest_matches_brute_force);
+	tcase_add_test(tc, dump_splits_by_destination_and_keep);
+	tcase_add_test(tc, store_latest_matches_brute_force);
+	tcase_add_test(tc, store_refuses_a_corrupt_chunk);
+	suite_add_tcase(s, tc);
+	return s;
+}
