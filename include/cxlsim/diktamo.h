@@ -383,9 +383,13 @@ struct cxs_dk_rec_mn_env {
 	/* The lines still waiting for recovery here (cxs_home_cn_failed), in any order. */
 	size_t (*owned)(void *ctx, const uint64_t **lines);
 	size_t (*dir_entries)(void *ctx);
-	/* A line's recovered words (cxs_home_recovered); *done: its memory write is done. */
+	/*
+	 * A line's recovered words (cxs_home_recovered); *done: its memory write
+	 * is done; *dirty: they changed memory's value (the dead owner had the
+	 * line modified, Fig. 15's M; else it held it clean, E).
+	 */
 	int (*recovered)(void *ctx, cxs_time now, uint64_t line, const uint8_t data[64],
-			 uint8_t mask, cxs_time *done, char *err, size_t errlen);
+			 uint8_t mask, cxs_time *done, bool *dirty, char *err, size_t errlen);
 	/* Optional: RECOV_END is here (the CM tells the MNs too); the recovered image's part. */
 	void (*snapshot)(void *ctx);
 };
@@ -423,6 +427,8 @@ struct cxs_dk_check *cxs_dk_check_new(uint32_t cns, uint32_t mns);
 void cxs_dk_check_free(struct cxs_dk_check *c);
 void cxs_dk_check_logger(struct cxs_dk_check *c, uint32_t cn, const struct cxs_lu *lu);
 void cxs_dk_check_keeper(struct cxs_dk_check *c, uint32_t mn, const struct cxs_dk_store *s);
+/* CN cn failed: its unit's contents no longer count (see check.c). */
+void cxs_dk_check_cn_failed(struct cxs_dk_check *c, uint32_t cn);
 /* A committed store: word, value, stamp, and the CNs of its group. */
 int cxs_dk_check_commit(struct cxs_dk_check *c, uint64_t addr, uint64_t value, uint64_t stamp,
 			const uint32_t *group, uint32_t ngroup);

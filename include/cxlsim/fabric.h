@@ -98,7 +98,6 @@ struct cxs_fabric_params {
 	cxs_time link_latency;      /* node <-> switch, one way */
 	cxs_time switch_latency;    /* input to output port, head of message */
 	uint64_t link_bytes_per_s;  /* per link and direction; > 0 */
-	cxs_time detect_latency;    /* a node's failure to the switch setting its Viral_Status bit */
 	cxs_time repl_jitter;       /* adaptive routing of class repl: extra flight up to this */
 };
 

@@ -488,9 +488,10 @@ int cxs_core_replicated(struct cxs_core *c, cxs_time now, uint32_t id, char *err
 	if (a != 0)
 		return a < 0 ? -1 : cxs_core_step(c, now, err, errlen);
 	bool found = false;
+	/* Only stores still waiting: a second report for one replication is a bug of the sender. */
 	for (uint32_t i = 0; i < c->sb.n; i++) {
 		struct sb_ent *s = at(c, i);
-		if (s->repl_sent && s->repl == id) {
+		if (s->repl_sent && s->repl == id && !s->repl_acked) {
 			s->repl_acked = 1;
 			s->t_acked = now;
 			found = true;
@@ -498,7 +499,7 @@ int cxs_core_replicated(struct cxs_core *c, cxs_time now, uint32_t id, char *err
 	}
 	if (!found) {
 		snprintf(err, errlen, "node %u core %u: replication %u completed, but no store of the "
-			 "buffer belongs to it", c->node, c->id, id);
+			 "buffer waits for it", c->node, c->id, id);
 		return -1;
 	}
 	if (c->sb.n && at(c, 0)->repl == id && c->proto->progress(c, now, err, errlen) != 0)

@@ -15,7 +15,14 @@
  *     group holds it;
  *
  * and of every Logging Unit: no entry of its DRAM log is un-VALed, and each
- * word's entries there are in increasing stamp order. Lookups go through a
+ * word's entries there are in increasing stamp order.
+ *
+ * After CN failures (cxs_dk_check_cn_failed) the dead CNs' units no longer
+ * count: a committed store must be in some MN log or in every *live* unit of
+ * the group it was replicated to (N_r - dead copies, as the sender completed
+ * it with fewer REPL_ACKs); one whose whole group died is not checked —
+ * recovery reports its line as unrecoverable (recovery/unrecoverable_*), and
+ * the golden-image oracle names its words. Lookups go through a
  * hash of (word, stamp) built once from every log; committed stores are
  * visited in commit order, so the first violation reported is deterministic.
  */
@@ -38,6 +45,7 @@ struct cxs_dk_check {
 	const struct cxs_dk_store **store;
 	struct commit *c;
 	size_t n, cap;
+	uint64_t dead; /* CNs that failed: their units are gone */
 };
 
 struct cxs_dk_check *cxs_dk_check_new(uint32_t cns, uint32_t mns)
@@ -64,6 +72,12 @@ void cxs_dk_check_free(struct cxs_dk_check *k)
 	free(k->store);
 	free(k->c);
 	free(k);
+}
+
+void cxs_dk_check_cn_failed(struct cxs_dk_check *k, uint32_t cn)
+{
+	if (cn < 64)
+		k->dead |= UINT64_C(1) << cn;
 }
 
 void cxs_dk_check_logger(struct cxs_dk_check *k, uint32_t cn, const struct cxs_lu *lu)
@@ -226,7 +240,7 @@ int cxs_dk_check_run(struct cxs_dk_check *k, char *err, size_t errlen)
 	struct visit v = {.x = &x, .err = err, .errlen = errlen};
 	int rc = -1;
 	for (uint32_t cn = 0; cn < k->cns; cn++) {
-		if (!k->lu[cn])
+		if (!k->lu[cn] || (k->dead >> cn & 1))
 			continue;
 		v.cn = cn;
 		free(v.last.t);
@@ -251,7 +265,10 @@ int cxs_dk_check_run(struct cxs_dk_check *k, char *err, size_t errlen)
 		uint64_t want = 0;
 		for (uint32_t g = 0; g < c->ngroup; g++)
 			want |= UINT64_C(1) << c->group[g];
+		want &= ~k->dead;
 		bool in_units = s->used && s->units, in_mn = s->used && s->in_mn;
+		if (want == 0 && !in_mn)
+			continue; /* its whole group died: recovery reports the line */
 		v.cn = c->group[0];
 		if ((in_units && s->value != c->value) || (in_mn && s->mn_value != c->value))
 			violation(&v, "committed store (group of CN %u) to %#" PRIx64

@@ -98,6 +98,7 @@ struct dk_rec_report {
 	uint64_t dead;
 	cxs_time trav_dir_ps, mn_lu_ps, trav_lu_ps, merge_ps;
 	uint64_t lines, words_from_lu, words_from_mn, words_kept, lost_lines, lost_words;
+	uint64_t dirty_lines; /* of `lines`: the recovered words changed memory (Fig. 15's M) */
 };
 _Static_assert(offsetof(struct dk_rec_report, round) == offsetof(struct dk_rec_msg, round) &&
 		       offsetof(struct dk_rec_report, cm) == offsetof(struct dk_rec_msg, cm),

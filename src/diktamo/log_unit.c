@@ -19,7 +19,11 @@
  * with at most cap entries, the scans below are bounded by cap: a VAL's
  * checks and a drain are one pass each over the buffer, through a table of
  * the words concerned (struct word_slot), and a word's entries are sorted by
- * stamp among themselves only. An entry is
+ * stamp among themselves only. The words a drain concerns are those VALed
+ * since the last one (cand): any other word was moved whole then, or is
+ * still blocked by an entry no VAL has reached, so only a forget or a DRAM
+ * log that was full makes a drain look at every word (drain_all); at 16 x 4
+ * this took the drain from ~10 % of a proactive run's time to ~2 %. An entry is
  *   allocated  by the REPL: addr, value, requester, repl; stamp 0, valid 0;
  *   VALed      by the VAL naming (requester's CN, repl): stamp, ts, valid 1,
  *              and the value for an atomic;
@@ -252,6 +256,9 @@ struct cxs_lu {
 	struct word_slot *words; /* scratch: the words of a VAL or a drain, by hash */
 	uint32_t wmask;          /* slots - 1 */
 	uint32_t wgen;           /* slots of another generation are free */
+	uint64_t *cand;          /* words VALed since the last drain (may repeat), room */
+	uint32_t ncand;
+	bool drain_all;          /* a word not in cand may be movable: drain looks at all */
 
 	/* DRAM log and its index */
 	uint32_t max_log;
@@ -327,6 +334,7 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 	lu->place = calloc(lu->cap, sizeof *lu->place);
 	lu->wnext = calloc(lu->cap, sizeof *lu->wnext);
 	lu->gone = calloc(lu->cap, sizeof *lu->gone);
+	lu->cand = calloc(lu->cap, sizeof *lu->cand);
 	uint32_t ws = 64;
 	while (ws < 4 * lu->cap)
 		ws <<= 1;
@@ -336,7 +344,8 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 	lu->gen = malloc((size_t)lu->max_log * sizeof *lu->gen);
 	lu->next = malloc((size_t)lu->max_log * sizeof *lu->next);
 	lu->head = calloc(nb, sizeof *lu->head);
-	if (!lu->buf || !lu->skeys || !lu->place || !lu->wnext || !lu->gone || !lu->words ||
+	if (!lu->buf || !lu->skeys || !lu->place || !lu->wnext || !lu->gone || !lu->cand ||
+	    !lu->words ||
 	    !lu->log ||
 	    !lu->gen || !lu->next || !lu->head)
 		goto fail;
@@ -364,6 +373,7 @@ void cxs_lu_free(struct cxs_lu *lu)
 	free(lu->place);
 	free(lu->wnext);
 	free(lu->gone);
+	free(lu->cand);
 	free(lu->words);
 	free(lu->log);
 	free(lu->gen);
@@ -484,11 +494,14 @@ static int make_room(struct cxs_lu *lu, uint32_t need)
 	uint8_t *g = realloc(lu->gone, room);
 	if (g)
 		lu->gone = g;
+	uint64_t *cd = realloc(lu->cand, room * sizeof *cd);
+	if (cd)
+		lu->cand = cd;
 	uint32_t ws = lu->wmask + 1;
 	while (ws < 4 * room)
 		ws <<= 1;
 	struct word_slot *w = ws > lu->wmask + 1 ? calloc(ws, sizeof *w) : lu->words;
-	if (!buf || !sk || !pl || !wn || !g || !w)
+	if (!buf || !sk || !pl || !wn || !g || !cd || !w)
 		return -1;
 	if (w != lu->words) {
 		free(lu->words);
@@ -552,6 +565,7 @@ size_t cxs_lu_forget(struct cxs_lu *lu, uint32_t cn)
 		lu->buf[w++] = *b;
 	}
 	lu->nbuf = w;
+	lu->drain_all |= gone > 0; /* words those entries blocked may move now */
 	*lu->c[C_FORGOTTEN] += gone;
 	return gone;
 }
@@ -639,6 +653,7 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 		b->e.valid = 1;
 		if (values != NULL)
 			b->e.value = values[b->idx];
+		lu->cand[lu->ncand++] = b->e.addr; /* ncand <= VALed entries <= room */
 	}
 	if (seq > lu->seq_last[cn & 0xff])
 		lu->seq_last[cn & 0xff] = seq;
@@ -667,16 +682,30 @@ static void sort_stamps(struct stamp_key *k, uint32_t n)
 cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 {
 	*moved = 0;
-	if (lu->nvaled == 0)
+	if (lu->nvaled == 0) {
+		lu->ncand = 0;
 		return now;
+	}
 	uint32_t n = lu->nbuf;
-	/* Group the buffer by word, keeping arrival order within each word. */
+	/*
+	 * Group the buffer by word, keeping arrival order within each word —
+	 * only the candidates' words, unless drain_all: a word can have become
+	 * movable since the last drain only through a VAL (its entries were all
+	 * moved then, or one was not VALed, or it had none).
+	 */
+	bool all = lu->drain_all || lu->ncand >= n;
 	words_reset(lu);
+	for (uint32_t c = 0; !all && c < lu->ncand; c++)
+		word_at(lu, lu->cand[c], true);
+	lu->ncand = 0;
+	lu->drain_all = false;
 	for (uint32_t k = 0; k < n; k++) {
-		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, true);
 		lu->place[k] = NONE;
 		lu->gone[k] = 0;
 		lu->wnext[k] = NONE;
+		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, all);
+		if (w == NULL)
+			continue;
 		if (w->last == NONE)
 			w->first = k;
 		else
@@ -688,7 +717,7 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 	/* place[k]: which entry goes to the DRAM log at arrival position k. */
 	for (uint32_t k = 0; k < n; k++) {
 		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, false);
-		if (w->blocked || w->done)
+		if (w == NULL || w->blocked || w->done)
 			continue;
 		w->done = 1;
 		uint32_t i = 0;
@@ -705,6 +734,7 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 			continue;
 		if (lu->nlog == lu->max_log) {
 			(*lu->c[C_DRAM_FULL])++;
+			lu->drain_all = true; /* movable entries stay behind */
 			break;
 		}
 		log_append(lu, &lu->buf[lu->place[k]].e, lu->dumps);

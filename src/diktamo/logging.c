@@ -71,6 +71,17 @@ struct cxs_dk_logger {
 	uint32_t live[DK_MAX_CNS];
 	uint32_t nlive;
 	bool coordinator_idle, told_active, early_asked;
+	/*
+	 * A CN failed since this unit's last dump: the next one saves every entry
+	 * (saving_all while it runs). An entry's saver is a member of the group
+	 * it was replicated to, chosen among the live CNs when the unit dumps;
+	 * after a failure the groups are formed anew, and the member the new
+	 * choice names may not hold the entry at all, while the old saver may be
+	 * the dead one — so each holder saves it once, and the MNs' logs keep
+	 * what N_r units held (a duplicate in an MN log is the same word, stamp
+	 * and value, which recovery's merge takes once).
+	 */
+	bool save_all, saving_all;
 	uint64_t logged_since_round;
 	uint64_t *c_dram_lines, *c_held, *c_nacks, *c_spills, *c_rounds, *c_chunks, *c_chunk_bytes;
 };
@@ -265,6 +276,8 @@ void cxs_dk_logger_event(struct cxs_dk_logger *l, const struct cxs_event *ev)
 static bool keep(void *ctx, uint64_t line)
 {
 	struct cxs_dk_logger *l = ctx;
+	if (l->saving_all)
+		return true;
 	uint32_t g[CXS_DK_MAX_REPLICAS];
 	uint32_t n = cxs_dk_replicas(line, l->live, l->nlive, l->w->p->replicas, g);
 	uint32_t saver = cxs_dk_saver(line, n);
@@ -285,8 +298,11 @@ static void dump(struct cxs_dk_logger *l, cxs_time now, uint32_t round)
 	/* Entries VALed but not yet moved belong to this round too. */
 	uint32_t moved = 0;
 	cxs_time t = cxs_lu_drain(l->lu, now, &moved);
+	l->saving_all = l->save_all;
+	l->save_all = false;
 	if (cxs_lu_dump(l->lu, t, keep, dest, l, l->w->mns, &chunks, &n, &done) != 0)
 		cxs_bug(l->lp, "diktamo: out of memory compressing the log");
+	l->saving_all = false;
 	for (size_t i = 0; i < n; i++) {
 		size_t size = sizeof(struct dk_dump) + chunks[i].len;
 		struct dk_dump *d = malloc(size);
@@ -391,6 +407,7 @@ void cxs_dk_logger_cn_failed(struct cxs_dk_logger *l, uint32_t cn)
 		if (l->live[i] != cn)
 			l->live[k++] = l->live[i];
 	l->nlive = k;
+	l->save_all = true;
 	/* Its REPLs that were never VALed (nor can be), and those still held for room. */
 	cxs_lu_forget(l->lu, cn);
 	uint32_t kept = 0;

@@ -3,7 +3,7 @@
  * Table I, Algorithm 1, Table III): real messages between the surviving
  * nodes, each step timed in simulated time from what it really scans.
  *
- *   every node   the switch detects the failure fabric.detect_latency after
+ *   every node   the switch detects the failure diktamo.detect_latency after
  *                T_f and reports it to every node (EV_FAILED; to the CM it
  *                stands for the switch's MSI, §V-A)
  *   CM           the Configuration Manager: core 0 of the lowest-numbered
@@ -117,7 +117,7 @@ struct cxs_dk_rec_cn {
 	struct dk_rec_report sum;
 	struct cxs_vec *v_dead, *v_start, *v_steps[7];
 	uint64_t *c_rounds, *c_steps[7], *c_lines, *c_from_lu, *c_from_mn, *c_kept, *c_lost_lines,
-		*c_lost_words, *c_total;
+		*c_lost_words, *c_total, *c_dirty, *c_clean;
 	/* the unit's */
 	uint64_t *c_fetches, *c_scanned;
 };
@@ -217,6 +217,8 @@ static void record(struct cxs_dk_rec_cn *r, cxs_time now)
 	*r->c_kept += r->sum.words_kept;
 	*r->c_lost_lines += r->sum.lost_lines;
 	*r->c_lost_words += r->sum.lost_words;
+	*r->c_dirty += r->sum.dirty_lines;
+	*r->c_clean += r->sum.lines - r->sum.dirty_lines;
 	cxs_log(CXS_LOG_INFO, now,
 		"diktamo recovery of CNs %#" PRIx64 " done in %" PRIu64 " ps: %" PRIu64
 		" lines, %" PRIu64 " words from Logging Units, %" PRIu64 " from MN logs",
@@ -344,6 +346,7 @@ static void on_cm_answer(void *ctx, cxs_time now, const struct cxs_envelope *env
 		r->sum.words_kept += p->words_kept;
 		r->sum.lost_lines += p->lost_lines;
 		r->sum.lost_words += p->lost_words;
+		r->sum.dirty_lines += p->dirty_lines;
 		cm_answer(r, now, env->src - r->w->first_mn);
 		return;
 	}
@@ -431,6 +434,10 @@ struct cxs_dk_rec_cn *cxs_dk_rec_cn_new(const struct cxs_dk_world *w, struct cxs
 				      "words of recovered lines with no logged version: memory's value stands");
 	r->c_lost_lines = cxs_stats_counter(st, "recovery", "unrecoverable_lines", "lines",
 					    "lines whose whole replica group had failed");
+	r->c_dirty = cxs_stats_counter(st, "recovery", "owned_dirty_lines", "lines",
+				       "of `lines`: the dead owner had modified them (Fig. 15's M: the recovered words changed memory)");
+	r->c_clean = cxs_stats_counter(st, "recovery", "owned_exclusive_lines", "lines",
+				       "of `lines`: held clean (Fig. 15's E: recovery left memory's value)");
 	r->c_lost_words = cxs_stats_counter(st, "recovery", "unrecoverable_words", "words",
 					    "their words (their latest writes may be lost)");
 	r->c_fetches = cxs_stats_counter(st, "lu", "recovery_fetches", "messages",
@@ -439,6 +446,7 @@ struct cxs_dk_rec_cn *cxs_dk_rec_cn_new(const struct cxs_dk_world *w, struct cxs
 					 "entries this Logging Unit read answering them (TravLU)");
 	if (!r->v_dead || !r->v_start || !r->c_rounds || !r->c_total || !r->c_lines ||
 	    !r->c_from_lu || !r->c_from_mn || !r->c_kept || !r->c_lost_lines || !r->c_lost_words ||
+	    !r->c_dirty || !r->c_clean ||
 	    !r->c_fetches || !r->c_scanned)
 		goto fail;
 	cxs_nport_on_type(port, CXS_MSG_INTERRUPT, on_interrupt, r);
@@ -508,7 +516,7 @@ struct cxs_dk_rec_mn {
 	cxs_time t_init, t_dir, t_fetch_back, trav_lu;
 	struct dk_rec_report rep;
 	uint64_t *c_rounds, *c_lines, *c_from_lu, *c_from_mn, *c_kept, *c_inflated, *c_scanned,
-		*c_lost_lines, *c_lost_words;
+		*c_lost_lines, *c_lost_words, *c_dirty;
 	struct cxs_vec *v_lost;
 };
 
@@ -693,11 +701,13 @@ static void mn_write(struct cxs_dk_rec_mn *r, cxs_time now)
 			cxs_vec_push(r->v_lost, r->lines[i] << CXS_LINE_SHIFT);
 		}
 		cxs_time t;
-		if (r->env.recovered(r->env.ctx, now, r->lines[i], data, mask, &t, err, sizeof err) !=
-		    0) {
+		bool dirty = false;
+		if (r->env.recovered(r->env.ctx, now, r->lines[i], data, mask, &t, &dirty, err,
+				     sizeof err) != 0) {
 			cxs_lp_fail(r->lp, 3, "diktamo recovery at node %u: %s", r->node, err);
 			return;
 		}
+		r->rep.dirty_lines += dirty;
 		if (t > done)
 			done = t;
 	}
@@ -719,6 +729,7 @@ static void mn_write(struct cxs_dk_rec_mn *r, cxs_time now)
 	*r->c_kept += r->rep.words_kept;
 	*r->c_lost_lines += r->rep.lost_lines;
 	*r->c_lost_words += r->rep.lost_words;
+	*r->c_dirty += r->rep.dirty_lines;
 	cxs_nport_send(r->port, done, r->w->ev_msg, r->cm, CXS_MSG_INIT_RECOV_RESP, &r->rep,
 		       sizeof r->rep, 0);
 	mn_reset(r);
@@ -809,12 +820,15 @@ struct cxs_dk_rec_mn *cxs_dk_rec_mn_new(const struct cxs_dk_world *w, struct cxs
 					 "dumped-log entries read searching for them (MNMerge)");
 	r->c_lost_lines = cxs_stats_counter(st, "recovery", "mn_unrecoverable_lines", "lines",
 					    "lines homed here whose whole replica group had failed");
+	r->c_dirty = cxs_stats_counter(st, "recovery", "mn_owned_dirty_lines", "lines",
+				       "of mn_lines: their recovered words changed this MN's memory (the owner had them M)");
 	r->c_lost_words = cxs_stats_counter(st, "recovery", "mn_unrecoverable_words", "words",
 					    "their words");
 	r->v_lost = cxs_stats_vector(st, "recovery", "unrecoverable_addr", "address",
 				     "lines (byte address) whose whole replica group had failed: their latest writes may be lost");
 	if (!r->c_rounds || !r->c_lines || !r->c_from_lu || !r->c_from_mn || !r->c_kept ||
-	    !r->c_inflated || !r->c_scanned || !r->c_lost_lines || !r->c_lost_words || !r->v_lost) {
+	    !r->c_inflated || !r->c_scanned || !r->c_lost_lines || !r->c_lost_words || !r->v_lost ||
+	    !r->c_dirty) {
 		free(r);
 		return NULL;
 	}

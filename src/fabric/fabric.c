@@ -226,7 +226,6 @@ const struct cxs_cfg_key cxs_fabric_keys[] = {
 	{"fabric", "switch_latency", CXS_CFG_TIME, "10ns", "Switch traversal.", NULL, 0, 1e12},
 	{"fabric", "link_gbps", CXS_CFG_DOUBLE, "125", "Link bandwidth per direction in GB/s (4 TB/s over 32 ports).", NULL, 0.001, 1e6},
 	{"fabric", "repl_jitter", CXS_CFG_TIME, "0", "Adaptive routing of replication traffic (REPL, REPL_ACK, VAL, log dumps): each message takes up to this much extra flight, so VALs can overtake each other; CXL.mem keeps its per-pair order, which the coherence protocol relies on.", NULL, 0, 1e12},
-	{"fabric", "detect_latency", CXS_CFG_TIME, "1us", "How long after a CN fails the switch notices (it sets the CN's Viral_Status bit and tells the other nodes, DIKTAMO §V-A); longer than any message's flight, so that everything the CN sent before failing has arrived.", NULL, 1, 1e15},
 };
 const struct cxs_key_table cxs_fabric_key_table = CXS_KEY_TABLE(cxs_fabric_keys);
 
@@ -239,7 +238,6 @@ int cxs_fabric_configure(const struct cxs_config *cfg, struct cxs_fabric_params 
 		.link_latency = cxs_config_time_ps(cfg, "fabric", "link_latency"),
 		.switch_latency = cxs_config_time_ps(cfg, "fabric", "switch_latency"),
 		.link_bytes_per_s = (uint64_t)llround(cxs_config_double(cfg, "fabric", "link_gbps") * 1e9),
-		.detect_latency = cxs_config_time_ps(cfg, "fabric", "detect_latency"),
 		.repl_jitter = cxs_config_time_ps(cfg, "fabric", "repl_jitter"),
 	};
 	return 0;

@@ -238,6 +238,8 @@ void dk_cn_failed(struct cn_node *cn, uint32_t failed)
 	cxs_dk_sender_cn_failed(cn->dks, failed, cxs_now(cn->lp));
 	cxs_dk_logger_cn_failed(cn->dkl, failed);
 	cxs_dk_rec_cn_failed(cn->dkr, failed, cxs_now(cn->lp));
+	if (cn->M->dk->w.check)
+		cxs_dk_check_cn_failed(cn->M->dk->w.check, failed); /* every live CN tells it: idempotent */
 }
 
 /* ---- the MN ------------------------------------------------------------------------ */

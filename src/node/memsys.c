@@ -26,7 +26,7 @@
  * (which cost a window per tick: memsys at np = 2 was 3x slower than np = 1).
  *
  * Failures (WB and WT; DIKTAMO's replication and recovery build on this). A
- * CN fail-stops at T_f (engine.h). The switch notices fabric.detect_latency
+ * CN fail-stops at T_f (engine.h). The switch notices diktamo.detect_latency
  * later and never answers for it (the engine drops what is sent to it); at
  * that moment every home forgets it exactly (cxs_home_cn_failed: sharer
  * vectors, transactions waiting on it, its queued requests), and the lines it
@@ -85,6 +85,7 @@ static int configure_system(const struct cxs_config *cfg, struct memsys *M, char
 	}
 	if (cxs_fabric_configure(cfg, &M->fab, err, errlen) != 0)
 		return -1;
+	M->detect_latency = cxs_config_time_ps(cfg, "diktamo", "detect_latency");
 	M->deadlock_timeout = cxs_config_time_ps(cfg, "coherence", "deadlock_timeout");
 	M->watchdog = cxs_config_time_ps(cfg, "coherence", "watchdog_interval");
 	M->snapshot_at = cxs_config_time_ps(cfg, "image", "snapshot_at");
@@ -121,7 +122,7 @@ void memsys_failure_notice(struct cxs_lp *lp, const struct memsys *M,
 			continue;
 		}
 		*known |= UINT64_C(1) << node;
-		cxs_time detect = tf + M->fab.detect_latency;
+		cxs_time detect = tf + M->detect_latency;
 		if (detect < now) {
 			/* Only a kill from outside, with windows far apart, gets here. */
 			cxs_log(CXS_LOG_WARN, now,

@@ -58,7 +58,7 @@ enum {
 	EV_SNAPSHOT,    /* image.snapshot_at: this node's part of the coherent image */
 };
 
-/* A CN's failure as the switch detects it, fabric.detect_latency after its T_f. */
+/* A CN's failure as the switch detects it, diktamo.detect_latency after its T_f. */
 struct fail_ev {
 	uint32_t node;
 	uint32_t pad;
@@ -119,6 +119,7 @@ struct memsys {
 	struct cn_config cn;
 	struct mn_config mn;
 	cxs_time deadlock_timeout, watchdog;
+	cxs_time detect_latency;         /* diktamo.detect_latency: T_f to the switch setting Viral_Status */
 	cxs_time snapshot_at;            /* image.snapshot_at (0: none) */
 	struct workload wl;
 	struct exact_check *exact;       /* NULL unless tester.exact_check */
@@ -128,7 +129,7 @@ struct memsys {
 /*
  * The engine's failure notice, as every memsys node takes it (memsys.c): a
  * failed MN stops the run (outside the papers' failure model); for a failed
- * CN it schedules EV_FAILED at T_f + fabric.detect_latency — never earlier
+ * CN it schedules EV_FAILED at T_f + diktamo.detect_latency — never earlier
  * than now — and sets its bit in *known (the CNs this node knows dead).
  */
 void memsys_failure_notice(struct cxs_lp *lp, const struct memsys *M,

@@ -150,9 +150,14 @@ static size_t rec_dir_entries(void *ctx)
 }
 
 static int rec_recovered(void *ctx, cxs_time now, uint64_t line, const uint8_t data[64],
-			 uint8_t mask, cxs_time *done, char *err, size_t errlen)
+			 uint8_t mask, cxs_time *done, bool *dirty, char *err, size_t errlen)
 {
 	struct mn_node *mn = ctx;
+	uint8_t before[CXS_LINE_BYTES];
+	cxs_home_read(&mn->home, line, before);
+	*dirty = false;
+	for (uint32_t w = 0; w < CXS_LINE_BYTES / 8; w++)
+		*dirty |= (mask >> w & 1) && memcmp(before + 8 * w, data + 8 * w, 8) != 0;
 	int rc = cxs_home_recovered(&mn->home, now, line, data, mask, done, err, errlen);
 	if (mn->home.nbusy)
 		watch_arm(&mn->watch);

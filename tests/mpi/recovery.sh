@@ -2,7 +2,9 @@
 # DIKTAMO recovery (src/diktamo/recovery.c) on 4 CNs x 4 cores + 4 MNs, checked
 # by the golden-image oracle (diktamo.oracle: the coherent image of CXL memory
 # against the committed one, after recovery and at the end) and by comparing
-# recovered images (analysis/cxlsim-imagediff).
+# recovered images (analysis/cxlsim-imagediff); the runs with the oracle
+# also have the protocol checker on (diktamo.check: every committed store in
+# every live unit of its group or in an MN log, at the end).
 #   recovery.sh protocols KERNEL SIZE   a CN killed at two times under wb, wt,
 #       baseline, parallel and proactive with --fail at np 1 and the oracle:
 #       DIKTAMO's and WT's images equal the oracle's, WB's differ (an error
@@ -62,7 +64,10 @@ protocols)
 				$H5CHECK status "$out" "error: golden image"
 				continue
 			fi
-			run 1 "$out" "${k[@]}" --set system.protocol=$p --fail 1@$tf --set diktamo.oracle=true -v
+			chk=(--set diktamo.check=true) # the protocol checker: N_r - dead copies or an MN log
+			[ $p = wt ] && chk=()
+			run 1 "$out" "${k[@]}" --set system.protocol=$p --fail 1@$tf --set diktamo.oracle=true -v \
+				"${chk[@]}"
 			expect_identical "$out"
 			case $p in wt) continue ;; esac
 			recovered "$out"
@@ -80,11 +85,31 @@ protocols)
 	;;
 cm)
 	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024)
-	run 1 "$WORK/cm.h5" "${k[@]}" --fail 0@25us --set diktamo.oracle=true -v
+	run 1 "$WORK/cm.h5" "${k[@]}" --fail 0@25us --set diktamo.oracle=true -v \
+		--set diktamo.check=true
 	expect_identical "$WORK/cm.h5"
 	grep -q "CM node 1 interrupts the live CNs" "$WORK/cm.h5.stderr" ||
 		{ echo "CN 1 did not lead the recovery"; cat "$WORK/cm.h5.stderr"; exit 1; }
 	$H5CHECK counter "$WORK/cm.h5" 1 recovery/rounds 1
+	# The report: who died, the CM, and Fig. 15's split of the owned lines — the
+	# dirty ones are lines the dead CN held M with words not in memory (cn/lost_*,
+	# which the --fail run records from the dead CN's own caches).
+	/usr/bin/python3 "$SRC/analysis/recovery_report.py" "$WORK/cm.h5" | tee "$WORK/cm.report"
+	grep -q "^CN 0 died at T_f = 25.000 us" "$WORK/cm.report" &&
+		grep -q "^recovery by CM node 1, 1 round" "$WORK/cm.report" ||
+		{ echo "recovery_report.py: wrong death or CM"; exit 1; }
+	/usr/bin/python3 - "$SRC/analysis" "$WORK/cm.h5" <<'PY'
+import subprocess, sys, json
+sys.path.insert(0, sys.argv[1])
+import cxlsim_h5
+r = json.loads(subprocess.check_output(["/usr/bin/python3", sys.argv[1] + "/recovery_report.py",
+                                        sys.argv[2], "--json"]))
+lost = cxlsim_h5.load(sys.argv[2]).nodes[0].get("cn/lost_lines", 0)
+assert r["owned_lines"] > 0 and r["owned_dirty"] + r["owned_exclusive"] == r["owned_lines"], r
+assert 0 < r["owned_dirty"] <= lost, (r["owned_dirty"], lost)
+assert r["words_from_lu"] + r["words_from_mn_logs"] > 0, r
+print(f"owned {r['owned_lines']}: {r['owned_dirty']} dirty (dead CN's lost lines {lost})")
+PY
 	run 8 "$WORK/cm-kill.h5" "${k[@]}" --kill 0@25us --set engine.failure_timeout=2.0
 	$H5CHECK status "$WORK/cm-kill.h5" complete-with-failures
 	$IMAGEDIFF --image recovered "$WORK/cm.h5" "$WORK/cm-kill.h5"
@@ -92,7 +117,8 @@ cm)
 second)
 	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024)
 	# CN 1 fails at 20 us; its recovery starts at 21 us and takes ~13 us; CN 2 fails in it.
-	run 1 "$WORK/second.h5" "${k[@]}" --fail 1@20us --fail 2@23us --set diktamo.oracle=true -v
+	run 1 "$WORK/second.h5" "${k[@]}" --fail 1@20us --fail 2@23us --set diktamo.oracle=true -v \
+		--set diktamo.check=true
 	expect_identical "$WORK/second.h5"
 	recovered "$WORK/second.h5"
 	$H5CHECK counter "$WORK/second.h5" 0 recovery/rounds 2
@@ -101,7 +127,8 @@ group)
 	# N_r = 2 of 4 CNs: CNs 1 and 2 form the group of some lines; both fail at once.
 	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024
 	   --set diktamo.replicas=2)
-	run_fail 1 "$WORK/group.h5" "${k[@]}" --fail 1@20us --fail 2@20us --set diktamo.oracle=true -v
+	run_fail 1 "$WORK/group.h5" "${k[@]}" --fail 1@20us --fail 2@20us --set diktamo.oracle=true -v \
+		--set diktamo.check=true
 	grep -q "lines owned by failed CNs had every replica failed" "$WORK/group.h5.stderr" ||
 		{ echo "the unrecoverable lines were not reported"; cat "$WORK/group.h5.stderr"; exit 1; }
 	/usr/bin/python3 - "$SRC/analysis" "$WORK/group.h5" <<'PY'
@@ -129,7 +156,8 @@ PY
 dump)
 	k=("${base[@]}" --set system.protocol=proactive --set workload.kernel=ycsb --set workload.size=1024
 	   --set diktamo.dump_period=10us)
-	run 1 "$WORK/dump.h5" "${k[@]}" --fail 1@40010ns --set diktamo.oracle=true -v
+	run 1 "$WORK/dump.h5" "${k[@]}" --fail 1@40010ns --set diktamo.oracle=true -v \
+		--set diktamo.check=true
 	expect_identical "$WORK/dump.h5"
 	recovered "$WORK/dump.h5"
 	/usr/bin/python3 - "$SRC/analysis" "$WORK/dump.h5" <<'PY'

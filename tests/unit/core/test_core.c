@@ -17,6 +17,11 @@
  *     earliest and calls cxs_core_step or cxs_core_complete.
  *   - a log of every request (op, address, size, value, flags, issue time,
  *     completion time) and of the hook calls, which the tests inspect.
+ *   - a fake DIKTAMO sender behind env.replicate: it logs each call (time,
+ *     stores, atomic flag), names it with an id of its own (not its index,
+ *     so a mix-up shows), and delivers cxs_core_replicated (every REPL_ACK
+ *     in) repl_ps later as an event like a completion — or, with repl_ps
+ *     REPL_BY_HAND, only when the test schedules it (rig_ack).
  *
  * Programs are cxs_kernel run functions written here; they take their
  * addresses from, and leave what they saw in, the file-scope `io` (Check
@@ -53,6 +58,7 @@
 #define MAX_LOG 1024
 #define MAX_MEM 256
 #define MAX_HOOK 64
+#define MAX_REPL 160
 #define MAX_STEPS 100000 /* events: a runaway core is a failure, not a hang */
 
 /* ---- the rig ------------------------------------------------------------------- */
@@ -66,7 +72,17 @@ struct req_log {
 struct ev {
 	cxs_time t;
 	uint64_t seq;
-	int32_t req; /* index into the log; -1: a wake */
+	int32_t req;  /* index into the log; -1: a wake or an ack */
+	int32_t repl; /* index into the replication log: its REPL_ACKs are in; -1: not an ack */
+};
+
+/* One env.replicate call (at most 64 stores: the store buffer's group bound). */
+struct repl_log {
+	cxs_time t;     /* the REPL left */
+	cxs_time acked; /* cxs_core_replicated was delivered (CXS_TIME_INF: not yet) */
+	uint32_t id, n;
+	bool atomic, at_head; /* flags CXS_REPL_ATOMIC, CXS_REPL_AT_HEAD */
+	struct cxs_sb_store s[64];
 };
 
 struct hook_call {
@@ -97,6 +113,15 @@ struct rig {
 	uint32_t past; /* requests or wakes for a time before now (the env forbids them) */
 	uint64_t lost[8]; /* lines the core lost: served by memory from then on */
 	uint32_t nlost;
+
+	struct repl_log repl[MAX_REPL];
+	uint32_t nrepl;
+	struct {
+		cxs_time t;
+		uint32_t id;
+	} at_head[MAX_REPL]; /* env.repl_at_head calls: a group sent early reached the head unacked */
+	uint32_t nat_head;
+	cxs_time repl_ps; /* REPL to last REPL_ACK; REPL_BY_HAND: the test delivers them */
 
 	bool hold_head; /* sb_head answers false while set */
 	uint32_t nenter, nhead, ncommit;
@@ -172,7 +197,15 @@ static void push_ev(struct rig *r, cxs_time t, int32_t req)
 	if (t < r->now)
 		r->past++;
 	ck_assert_uint_lt(r->nev, MAX_EV);
-	r->ev[r->nev++] = (struct ev){.t = t, .seq = r->seq++, .req = req};
+	r->ev[r->nev++] = (struct ev){.t = t, .seq = r->seq++, .req = req, .repl = -1};
+}
+
+/* The REPL_ACKs of replication k (index into r->repl) are all in at time t. */
+static void rig_ack(struct rig *r, uint32_t k, cxs_time t)
+{
+	ck_assert_uint_lt(k, r->nrepl);
+	push_ev(r, t, -1);
+	r->ev[r->nev - 1].repl = (int32_t)k;
 }
 
 static int env_request(void *ctx, cxs_time t, const struct cxs_mem_req *q, char *err, size_t len)
@@ -205,6 +238,47 @@ static void env_wake(void *ctx, uint32_t core, cxs_time t)
 {
 	(void)core;
 	push_ev(ctx, t, -1);
+}
+
+#define REPL_PS (250 * CXS_PS_PER_NS) /* the rig's REPL -> last REPL_ACK */
+#define REPL_BY_HAND CXS_TIME_INF
+#define REPL_ID(k) (0x100 + 3 * (k)) /* the id of the k-th replication */
+
+/* A REPL carries stores of one CXL line (never a local store), at most 64. */
+static int env_replicate(void *ctx, uint32_t core, cxs_time t, const struct cxs_sb_store *s,
+			 uint32_t n, unsigned flags, uint32_t *id, char *err, size_t len)
+{
+	struct rig *r = ctx;
+	bool atomic = flags & CXS_REPL_ATOMIC;
+	(void)err;
+	(void)len;
+	ck_assert_uint_eq(core, 0);
+	ck_assert_uint_eq(t, r->now);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_uint_le(n, 64);
+	ck_assert_uint_lt(r->nrepl, MAX_REPL);
+	struct repl_log *l = &r->repl[r->nrepl];
+	*l = (struct repl_log){.t = t, .acked = CXS_TIME_INF, .id = REPL_ID(r->nrepl), .n = n,
+			       .atomic = atomic, .at_head = flags & CXS_REPL_AT_HEAD};
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert_msg(s[i].remote && env_remote(r, s[i].addr), "a REPL of a local store");
+		ck_assert_uint_eq(s[i].addr >> CXS_LINE_SHIFT, s[0].addr >> CXS_LINE_SHIFT);
+		l->s[i] = s[i];
+	}
+	*id = l->id;
+	r->nrepl++;
+	if (r->repl_ps != REPL_BY_HAND)
+		rig_ack(r, r->nrepl - 1, t + r->repl_ps);
+	return 0;
+}
+
+static void env_repl_at_head(void *ctx, uint32_t core, cxs_time t, uint32_t id)
+{
+	struct rig *r = ctx;
+	ck_assert_uint_eq(core, 0);
+	ck_assert_uint_lt(r->nat_head, MAX_REPL);
+	r->at_head[r->nat_head].t = t;
+	r->at_head[r->nat_head++].id = id;
 }
 
 static void record(struct hook_call *h, uint32_t *count, cxs_time t, const struct cxs_sb_store *s,
@@ -266,7 +340,9 @@ static struct rig *rig_new(const struct cxs_core_params *p, cxs_kt_main_fn *run,
 	r->st = cxs_stats_new();
 	ck_assert_ptr_nonnull(r->st);
 	struct cxs_core_env env = {.ctx = r, .request = env_request, .where = env_where,
-				   .remote = env_remote, .wake = env_wake};
+				   .remote = env_remote, .wake = env_wake, .replicate = env_replicate,
+				   .repl_at_head = env_repl_at_head};
+	r->repl_ps = REPL_PS;
 	if (hooks) {
 		env.sb_enter = env_sb_enter;
 		env.sb_head = env_sb_head;
@@ -304,6 +380,12 @@ static void run_until(struct rig *r, cxs_time limit)
 			r->rc = -2;
 			snprintf(r->err, sizeof r->err, "rig: more than %d events", MAX_STEPS);
 			break;
+		}
+		if (e.repl >= 0) {
+			struct repl_log *l = &r->repl[e.repl];
+			l->acked = e.t;
+			r->rc = cxs_core_replicated(r->core, e.t, l->id, r->err, sizeof r->err);
+			continue;
 		}
 		if (e.req < 0) {
 			r->rc = cxs_core_step(r->core, e.t, r->err, sizeof r->err);
@@ -1447,6 +1529,836 @@ START_TEST(test_new_rejects_empty_queues_and_an_oversized_lfb)
 }
 END_TEST
 
+/* ---- 13. DIKTAMO's remote-store protocols (papers/diktamo.md §IV-D, Fig. 7) ---------------- */
+
+/*
+ * Hand-built sequences: a script of stores, computation (so that stores enter
+ * the buffer at chosen times: one instruction per cycle, and a memory
+ * operation costs none), loads that hold retirement until the end, and
+ * atomics. Addresses, and what the rig makes of them:
+ *
+ *   RX(i)    line i in CXL memory, not writable in L1: ownership at the SB head
+ *            is a PREFETCH_M (100 ns), and each store's own request 100 ns
+ *   RW(i)    line i in CXL memory, writable in L1: ownership at once, a store 5 cycles
+ *   LOC(i)   local DRAM (a store 100 ns); LOC1(i) local, writable in L1 (5 cycles)
+ *
+ * Most scripts open with a store to LOC(5): it holds the SB head 0..100 ns
+ * while the stores behind it enter. REPL_ACKs come REPL_PS (250 ns) after
+ * their REPL unless a test delivers them by hand. The times in the comments
+ * are the ones these latencies imply.
+ */
+#define RX(i) (LINE(i) | IN_CXL)
+#define RW(i) (LINE(i) | IN_CXL | IN_L1)
+#define LOC(i) LINE(i)
+#define LOC1(i) (LINE(i) | IN_L1)
+#define NS(x) ((cxs_time)((x) * 1000.0)) /* x ns in ps; x may end in .5 */
+#define MAX_SCRIPT 160
+
+enum sc_kind { SC_STORE = 1, SC_COMPUTE, SC_LOAD, SC_SWAP, SC_FETCH_ADD };
+
+static struct {
+	uint32_t n;
+	struct sc_step {
+		uint8_t kind, size;
+		uint64_t addr, value; /* value: the store's, the swap's or the addend */
+		uint32_t cycles;      /* SC_COMPUTE */
+	} s[MAX_SCRIPT];
+} script;
+
+static const uint8_t replicating[] = {CXS_PROTO_BASELINE, CXS_PROTO_PARALLEL, CXS_PROTO_PROACTIVE,
+				      CXS_PROTO_PROACTIVE_NOC};
+
+static void sc_reset(void)
+{
+	memset(&script, 0, sizeof script);
+}
+
+static void sc_add(struct sc_step st)
+{
+	ck_assert_uint_lt(script.n, MAX_SCRIPT);
+	script.s[script.n++] = st;
+}
+
+static void sc_store_sized(uint64_t addr, uint8_t size, uint64_t value)
+{
+	sc_add((struct sc_step){.kind = SC_STORE, .size = size, .addr = addr, .value = value});
+}
+
+/* An 8-byte store whose value names its step (so each store's value is unique). */
+static uint64_t sc_store(uint64_t addr)
+{
+	uint64_t v = 0x1000 + script.n;
+	sc_store_sized(addr, 8, v);
+	return v;
+}
+
+static void sc_compute(uint32_t cycles)
+{
+	sc_add((struct sc_step){.kind = SC_COMPUTE, .cycles = cycles});
+}
+
+/* A load got only at the end: it holds retirement until it completes. */
+static void sc_load(uint64_t addr)
+{
+	sc_add((struct sc_step){.kind = SC_LOAD, .size = 8, .addr = addr});
+}
+
+static void sc_atomic(enum sc_kind kind, uint64_t addr, uint64_t value)
+{
+	sc_add((struct sc_step){.kind = (uint8_t)kind, .size = 8, .addr = addr, .value = value});
+}
+
+static void prog_script(struct cxs_kt *kt)
+{
+	uint32_t held[8], nheld = 0;
+	cxs_kt_roi_begin(kt);
+	for (uint32_t i = 0; i < script.n; i++) {
+		const struct sc_step *s = &script.s[i];
+		switch (s->kind) {
+		case SC_STORE:
+			cxs_kt_store(kt, s->addr, s->size, s->value);
+			break;
+		case SC_COMPUTE:
+			cxs_kt_compute(kt, s->cycles);
+			break;
+		case SC_LOAD:
+			ck_assert_uint_lt(nheld, 8);
+			held[nheld++] = cxs_kt_ld(kt, s->addr, s->size);
+			break;
+		case SC_SWAP:
+			io.got[io.ngot++] = cxs_kt_swap(kt, s->addr, s->size, s->value);
+			break;
+		case SC_FETCH_ADD:
+			io.got[io.ngot++] = cxs_kt_fetch_add(kt, s->addr, s->size, s->value);
+			break;
+		}
+	}
+	for (uint32_t i = 0; i < nheld; i++)
+		(void)cxs_kt_get(kt, held[i]);
+	cxs_kt_roi_end(kt);
+}
+
+/* A rig for the script under protocol proto (not run yet). */
+static struct rig *sc_rig(uint8_t proto, cxs_time repl_ps, bool commit_before_ack)
+{
+	io_reset();
+	struct cxs_core_params p = test_params();
+	p.protocol = proto;
+	p.commit_before_ack = commit_before_ack;
+	struct rig *r = rig_new(&p, prog_script, false);
+	r->repl_ps = repl_ps;
+	return r;
+}
+
+/* Runs the script to its end; every store's value is in memory (the last one to an address). */
+static struct rig *sc_run(uint8_t proto, cxs_time repl_ps)
+{
+	struct rig *r = sc_rig(proto, repl_ps, false);
+	run_ok(r);
+	for (uint32_t i = 0; i < script.n; i++) {
+		const struct sc_step *s = &script.s[i];
+		bool last = s->kind == SC_STORE;
+		for (uint32_t j = i + 1; j < script.n && last; j++)
+			last = !(script.s[j].kind == SC_STORE && script.s[j].addr == s->addr);
+		if (last)
+			ck_assert_uint_eq(mem_read(r, s->addr, s->size), s->value);
+	}
+	return r;
+}
+
+/* Four stores to lines RX(0..3), entering at 5, 10, 15 and 20 ns behind LOC(5). */
+static void sc_four_lines(void)
+{
+	sc_reset();
+	sc_store(LOC(5));
+	for (uint32_t i = 0; i < 4; i++) {
+		sc_compute(10);
+		sc_store(RX(i));
+	}
+}
+
+static bool is_write(uint8_t op)
+{
+	return op == CXS_OP_STORE || op == CXS_OP_SWAP || op == CXS_OP_FETCH_ADD;
+}
+
+static const struct repl_log *repl_by_id(const struct rig *r, uint32_t id)
+{
+	for (uint32_t k = 0; k < r->nrepl; k++)
+		if (r->repl[k].id == id)
+			return &r->repl[k];
+	return NULL;
+}
+
+/* How many REPLs carried the store (or atomic) of value to addr; *which: the last. */
+static uint32_t repls_with(const struct rig *r, uint64_t addr, uint64_t value, bool atomic,
+			   const struct repl_log **which)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < r->nrepl; k++)
+		for (uint32_t i = 0; i < r->repl[k].n; i++)
+			if (r->repl[k].s[i].addr == addr && r->repl[k].s[i].value == value &&
+			    r->repl[k].atomic == atomic) {
+				n++;
+				*which = &r->repl[k];
+			}
+	return n;
+}
+
+/*
+ * The rule every replicating protocol keeps, and the one fault injection
+ * breaks: a store or atomic to CXL memory is issued only once every
+ * REPL_ACK of its replication is in. Returns how many requests break it.
+ */
+static uint32_t early_or_unreplicated(const struct rig *r)
+{
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < r->nlog; i++) {
+		const struct req_log *l = &r->log[i];
+		if (!is_write(l->r.op) || !env_remote(NULL, l->r.addr))
+			continue;
+		const struct repl_log *k = repl_by_id(r, l->r.repl);
+		bad += !k || k->acked == CXS_TIME_INF || l->t < k->acked;
+	}
+	return bad;
+}
+
+/*
+ * cxs_mem_req.repl: a store or atomic to CXL memory under a protocol that
+ * replicates carries the id of the one REPL that carried it; every other
+ * request (local stores, prefetches, ownership, any under wb or wt) carries 0.
+ */
+static void assert_repl_tags(const struct rig *r, bool replicates)
+{
+	for (uint32_t i = 0; i < r->nlog; i++) {
+		const struct cxs_mem_req *q = &r->log[i].r;
+		if (!replicates || !is_write(q->op) || !env_remote(NULL, q->addr)) {
+			ck_assert_msg(q->repl == 0, "request %u (op %u at %#" PRIx64 ") carries %u", i,
+				      q->op, q->addr, q->repl);
+			continue;
+		}
+		const struct repl_log *k = NULL;
+		ck_assert_uint_eq(repls_with(r, q->addr, q->value, q->op != CXS_OP_STORE, &k), 1);
+		ck_assert_msg(q->repl == k->id, "request %u (op %u at %#" PRIx64 ") carries %u, not %u",
+			      i, q->op, q->addr, q->repl, k->id);
+	}
+}
+
+/* The most REPLs ever outstanding at once (sent, their REPL_ACKs not all in). */
+static uint32_t max_repls_outstanding(const struct rig *r)
+{
+	uint32_t best = 0;
+	for (uint32_t k = 0; k < r->nrepl; k++) {
+		uint32_t n = 0;
+		for (uint32_t j = 0; j < r->nrepl; j++)
+			n += r->repl[j].t <= r->repl[k].t && r->repl[k].t < r->repl[j].acked;
+		best = n > best ? n : best;
+	}
+	return best;
+}
+
+static void assert_carries(const struct repl_log *k, uint32_t i, uint64_t addr, uint64_t value)
+{
+	ck_assert_uint_lt(i, k->n);
+	ck_assert_uint_eq(k->s[i].addr, addr);
+	ck_assert_uint_eq(k->s[i].value, value);
+	ck_assert(k->s[i].remote);
+}
+
+/* -- baseline (Fig. 7a) -- */
+
+START_TEST(test_baseline_repl_after_ownership_and_stores_after_the_repl_acks)
+{
+	sc_reset();
+	sc_store(LOC(5));
+	uint64_t v0 = sc_store(RX(0));
+	uint64_t v1 = sc_store(RX(0) + 8);
+	sc_store(LOC1(6));
+	struct rig *r = sc_run(CXS_PROTO_BASELINE, REPL_PS);
+
+	/* the group reaches the head at 100 ns; its line is not in L1: ownership 100..200 ns */
+	const struct req_log *own = req(r, CXS_OP_PREFETCH_M, RX(0), 1);
+	ck_assert_uint_eq(own->t, NS(100));
+	ck_assert_uint_eq(own->done, NS(200));
+	/* one REPL of both stores, sent when ownership is in, not at the head */
+	ck_assert_uint_eq(r->nrepl, 1);
+	const struct repl_log *k = &r->repl[0];
+	ck_assert_uint_eq(k->t, own->done);
+	ck_assert(!k->atomic);
+	ck_assert_uint_eq(k->n, 2);
+	assert_carries(k, 0, RX(0), v0);
+	assert_carries(k, 1, RX(0) + 8, v1);
+	/* the stores go together when the REPL_ACKs are in, 200 + 250 ns */
+	ck_assert_uint_eq(k->acked, NS(450));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t, NS(450));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0) + 8, 0)->t, NS(450));
+	ck_assert_uint_eq(early_or_unreplicated(r), 0);
+	/* the local store behind them performs at the head (550 ns) */
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, LOC1(6), 0)->t, NS(550));
+	ck_assert_uint_eq(counter(r, "repl_at_head"), 1);
+	ck_assert_uint_eq(counter(r, "repl_at_entry"), 0);
+	ck_assert_uint_eq(counter(r, "sb_coalesced"), 1);
+	rig_free(r);
+}
+END_TEST
+
+START_TEST(test_baseline_replicates_at_once_at_the_head_when_the_line_is_writable_in_l1)
+{
+	sc_reset();
+	sc_store(LOC(5));
+	uint64_t v = sc_store(RW(0));
+	struct rig *r = sc_run(CXS_PROTO_BASELINE, REPL_PS);
+	ck_assert_int_eq(find_req(r, CXS_OP_PREFETCH_M, RW(0), 0), -1); /* no ownership request */
+	ck_assert_uint_eq(r->nrepl, 1);
+	ck_assert_uint_eq(r->repl[0].t, NS(100)); /* at the head, not at entry (0) */
+	assert_carries(&r->repl[0], 0, RW(0), v);
+	const struct req_log *st = req(r, CXS_OP_STORE, RW(0), 0);
+	ck_assert_uint_eq(st->t, NS(350));
+	ck_assert_uint_eq(st->done, NS(350) + L1_PS);
+	ck_assert_uint_eq(early_or_unreplicated(r), 0);
+	rig_free(r);
+}
+END_TEST
+
+/* -- local stores, under every protocol that replicates -- */
+
+START_TEST(test_local_store_is_never_replicated_and_performs_at_the_head)
+{
+	for (size_t i = 0; i < sizeof replicating; i++) {
+		sc_reset();
+		uint64_t v = sc_store(RX(0));
+		sc_compute(10);
+		sc_store(LOC(5)); /* enters at 5 ns */
+		sc_compute(10);
+		sc_store(LOC1(6));
+		struct rig *r = sc_run(replicating[i], REPL_PS);
+		ck_assert_uint_eq(r->nrepl, 1);
+		ck_assert_uint_eq(r->repl[0].n, 1);
+		assert_carries(&r->repl[0], 0, RX(0), v);
+		/* LOC(5) reaches the head when RX(0) commits and performs there: no ownership step */
+		const struct req_log *st = req(r, CXS_OP_STORE, LOC(5), 0);
+		ck_assert_uint_eq(st->t, req(r, CXS_OP_STORE, RX(0), 0)->done);
+		ck_assert_uint_eq(req(r, CXS_OP_PREFETCH_M, LOC(5), 0)->t, NS(5)); /* at dispatch */
+		ck_assert_int_eq(find_req(r, CXS_OP_PREFETCH_M, LOC(5), 1), -1);
+		ck_assert_uint_eq(req(r, CXS_OP_STORE, LOC1(6), 0)->t, st->done);
+		rig_free(r);
+	}
+}
+END_TEST
+
+/* -- parallel (Fig. 7b) -- */
+
+static void parallel_case(cxs_time repl_ps, cxs_time store_at)
+{
+	sc_reset();
+	sc_store(LOC(5));
+	sc_store(RX(0));
+	sc_store(RX(0) + 8);
+	struct rig *r = sc_run(CXS_PROTO_PARALLEL, repl_ps);
+	const struct req_log *own = req(r, CXS_OP_PREFETCH_M, RX(0), 1);
+	ck_assert_uint_eq(r->nrepl, 1);
+	const struct repl_log *k = &r->repl[0];
+	ck_assert_uint_eq(k->n, 2);
+	/* both start when the group reaches the head, 100 ns */
+	ck_assert_uint_eq(k->t, NS(100));
+	ck_assert_uint_eq(own->t, NS(100));
+	ck_assert_uint_eq(own->done, NS(200));
+	ck_assert_uint_eq(k->acked, NS(100) + repl_ps);
+	/* the stores when both are done */
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t, store_at);
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0) + 8, 0)->t, store_at);
+	ck_assert_uint_eq(early_or_unreplicated(r), 0);
+	ck_assert_uint_eq(counter(r, "repl_at_head"), 1);
+	rig_free(r);
+}
+
+START_TEST(test_parallel_repl_and_ownership_start_at_the_head_stores_wait_for_repl_acks)
+{
+	parallel_case(REPL_PS, NS(350)); /* ownership in at 200 ns, REPL_ACKs at 350 */
+}
+END_TEST
+
+START_TEST(test_parallel_repl_and_ownership_start_at_the_head_stores_wait_for_ownership)
+{
+	parallel_case(NS(40), NS(200)); /* REPL_ACKs in at 140 ns, ownership at 200 */
+}
+END_TEST
+
+/* -- proactive (§IV-D.4 and 5) -- */
+
+START_TEST(test_proactive_repl_goes_when_the_next_store_cannot_coalesce_not_on_entry)
+{
+	sc_reset();
+	sc_store(LOC(5));
+	sc_compute(10);
+	uint64_t v0 = sc_store(RX(0)); /* enters at 5 ns */
+	sc_compute(10);
+	uint64_t v1 = sc_store(RX(0) + 8); /* 10 ns: coalesces with RX(0) */
+	sc_compute(10);
+	uint64_t v2 = sc_store(RX(1)); /* 15 ns: another line: RX(0)'s group sends */
+	sc_compute(10);
+	sc_store(LOC1(7)); /* 20 ns: a local store: RX(1)'s sends */
+	sc_compute(10);
+	uint64_t v3 = sc_store(RX(2)); /* 25 ns: nothing follows it: it sends at the head */
+	struct rig *r = sc_run(CXS_PROTO_PROACTIVE, REPL_PS);
+
+	ck_assert_uint_eq(r->nrepl, 3);
+	ck_assert_uint_eq(r->repl[0].t, NS(15));
+	ck_assert_uint_eq(r->repl[0].n, 2);
+	assert_carries(&r->repl[0], 0, RX(0), v0);
+	assert_carries(&r->repl[0], 1, RX(0) + 8, v1);
+	ck_assert_uint_eq(r->repl[1].t, NS(20));
+	ck_assert_uint_eq(r->repl[1].n, 1);
+	assert_carries(&r->repl[1], 0, RX(1), v2);
+	/* RX(2) reaches the head when LOC1(7) commits (565 + 2.5 ns) */
+	ck_assert_uint_eq(r->repl[2].t, req(r, CXS_OP_STORE, LOC1(7), 0)->done);
+	ck_assert_uint_eq(r->repl[2].t, NS(567.5));
+	ck_assert_uint_eq(r->repl[2].n, 1);
+	assert_carries(&r->repl[2], 0, RX(2), v3);
+	ck_assert_uint_eq(counter(r, "repl_at_entry"), 2);
+	ck_assert_uint_eq(counter(r, "repl_at_head"), 1);
+	/* RX(0): head 100, owned 200, REPL_ACKs 265; RX(1): acked at 270, owned 365..465 */
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t, NS(265));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0) + 8, 0)->t, NS(265));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(1), 0)->t, NS(465));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(2), 0)->t, NS(567.5) + REPL_PS);
+	ck_assert_uint_eq(early_or_unreplicated(r), 0);
+	rig_free(r);
+}
+END_TEST
+
+START_TEST(test_proactive_run_of_stores_to_one_line_is_one_repl_of_all_of_them)
+{
+	uint64_t v[5];
+	sc_reset();
+	sc_store(LOC(5));
+	for (uint32_t w = 0; w < 5; w++) { /* enter at 5, 10, .. 25 ns */
+		sc_compute(10);
+		v[w] = sc_store(RX(0) + 8 * w);
+	}
+	sc_compute(10);
+	sc_store(RX(1)); /* 30 ns */
+	struct rig *r = sc_run(CXS_PROTO_PROACTIVE, REPL_PS);
+	ck_assert_uint_eq(r->nrepl, 2);
+	ck_assert_uint_eq(r->repl[0].t, NS(30));
+	ck_assert_uint_eq(r->repl[0].n, 5);
+	for (uint32_t w = 0; w < 5; w++) {
+		assert_carries(&r->repl[0], w, RX(0) + 8 * w, v[w]);
+		/* one transaction: all five when the REPL_ACKs are in (30 + 250 ns) */
+		ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0) + 8 * w, 0)->t, NS(280));
+		ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0) + 8 * w, 0)->r.repl, r->repl[0].id);
+	}
+	ck_assert_uint_eq(counter(r, "sb_coalesced"), 4);
+	ck_assert_uint_eq(counter(r, "repl_at_entry"), 1);
+	rig_free(r);
+}
+END_TEST
+
+START_TEST(test_proactive_group_is_full_at_64_stores_and_sends_when_the_65th_enters)
+{
+	sc_reset();
+	sc_store(LOC(5));
+	for (uint32_t k = 0; k <= 64; k++) { /* byte k % 64 of RX(0), entering at k + 1 cycles */
+		sc_compute(1);
+		sc_store_sized(RX(0) + k % 64, 1, k);
+	}
+	struct rig *r = sc_run(CXS_PROTO_PROACTIVE, REPL_PS);
+	ck_assert_uint_eq(r->nrepl, 2);
+	const struct repl_log *g = &r->repl[0];
+	ck_assert_uint_eq(g->t, 65 * CYCLE_PS); /* when store 64 entered, not store 63 */
+	ck_assert_uint_eq(g->n, 64);
+	for (uint32_t k = 0; k < 64; k++) {
+		assert_carries(g, k, RX(0) + k, k);
+		ck_assert_uint_eq(g->s[k].size, 1);
+		/* head 100 ns, owned 200, REPL_ACKs 32.5 + 250 ns */
+		ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0) + k, 0)->t, NS(282.5));
+	}
+	/* the 65th alone, sent at the head: when the 64 committed (282.5 + 100 ns) */
+	const struct repl_log *h = &r->repl[1];
+	ck_assert_uint_eq(h->n, 1);
+	assert_carries(h, 0, RX(0), 64);
+	ck_assert_uint_eq(h->t, req(r, CXS_OP_STORE, RX(0), 0)->done);
+	ck_assert_uint_eq(h->t, NS(382.5));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 1)->t, NS(382.5) + REPL_PS);
+	ck_assert_uint_eq(counter(r, "repl_at_entry"), 1);
+	ck_assert_uint_eq(counter(r, "repl_at_head"), 1);
+	ck_assert_uint_eq(counter(r, "sb_transactions"), 3);
+	ck_assert_uint_eq(early_or_unreplicated(r), 0);
+	rig_free(r);
+}
+END_TEST
+
+START_TEST(test_proactive_group_still_unsent_at_the_head_sends_there_and_counts_at_head)
+{
+	sc_reset();
+	sc_store(LOC(5));
+	sc_compute(10);
+	uint64_t v0 = sc_store(RX(0)); /* 5 ns */
+	sc_compute(10);
+	uint64_t v1 = sc_store(RX(0) + 8); /* 10 ns: joins; nothing else comes */
+	struct rig *r = sc_run(CXS_PROTO_PROACTIVE, REPL_PS);
+	ck_assert_uint_eq(r->nrepl, 1);
+	ck_assert_uint_eq(r->repl[0].t, NS(100)); /* at the head, after LOC(5) */
+	ck_assert_uint_eq(r->repl[0].n, 2);
+	assert_carries(&r->repl[0], 0, RX(0), v0);
+	assert_carries(&r->repl[0], 1, RX(0) + 8, v1);
+	ck_assert_uint_eq(req(r, CXS_OP_PREFETCH_M, RX(0), 1)->t, NS(100));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t, NS(350));
+	ck_assert_uint_eq(counter(r, "repl_at_head"), 1);
+	ck_assert_uint_eq(counter(r, "repl_at_entry"), 0);
+	rig_free(r);
+}
+END_TEST
+
+START_TEST(test_proactive_overlaps_the_repls_of_the_stores_waiting_in_the_buffer)
+{
+	sc_four_lines();
+	struct rig *r = sc_run(CXS_PROTO_PROACTIVE, REPL_PS);
+	ck_assert_uint_eq(r->nrepl, 4);
+	/* RX(0..2) send as the next store enters: three out before the first REPL_ACK (260 ns) */
+	for (uint32_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(r->repl[i].t, NS(10 + 5 * i));
+	ck_assert_uint_eq(r->repl[0].acked, NS(260));
+	ck_assert_uint_eq(max_repls_outstanding(r), 3);
+	/* in order, each when owned and acked: 260, 460, 660; RX(3) sends at its head, 760 */
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t, NS(260));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(1), 0)->t, NS(460));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(2), 0)->t, NS(660));
+	ck_assert_uint_eq(r->repl[3].t, NS(760));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(3), 0)->t, NS(1010));
+	ck_assert_uint_eq(cxs_core_roi_end(r->core), NS(1110));
+	rig_free(r);
+
+	/* parallel on the same stores: one REPL at a time, each at its head; 390 ns longer */
+	r = sc_run(CXS_PROTO_PARALLEL, REPL_PS);
+	ck_assert_uint_eq(max_repls_outstanding(r), 1);
+	ck_assert_uint_eq(cxs_core_roi_end(r->core), NS(1500));
+	rig_free(r);
+}
+END_TEST
+
+START_TEST(test_proactive_issues_groups_in_order_each_only_when_its_repl_acks_are_in)
+{
+	sc_four_lines();
+	struct rig *r = sc_rig(CXS_PROTO_PROACTIVE, REPL_BY_HAND, false);
+	run_until(r, NS(1000));
+	ck_assert_int_eq(r->rc, 0);
+	/* RX(0) owned at 200 ns but not acked: no remote store has gone */
+	ck_assert_uint_eq(r->nrepl, 3);
+	/* the three went on entry (not flagged at-head); RX(0)'s group reached the head
+	 * still waiting, which the CN hears once (it may resend a REPL a full LU refused) */
+	for (uint32_t i = 0; i < 3; i++)
+		ck_assert(!r->repl[i].at_head);
+	ck_assert_uint_eq(r->nat_head, 1);
+	ck_assert_uint_eq(r->at_head[0].id, r->repl[0].id);
+	ck_assert_uint_eq(req(r, CXS_OP_PREFETCH_M, RX(0), 1)->done, NS(200));
+	ck_assert_uint_eq(count_op(r, CXS_OP_STORE), 1); /* LOC(5) */
+	/* the REPL_ACKs of the younger groups first: still nothing passes RX(0) */
+	rig_ack(r, 2, NS(1000));
+	rig_ack(r, 1, NS(1100));
+	run_until(r, NS(1150));
+	ck_assert_int_eq(r->rc, 0);
+	ck_assert_uint_eq(count_op(r, CXS_OP_STORE), 1);
+	/* RX(0)'s at 1200 ns: RX(0) 1200..1300, RX(1) owned 1300..1400, RX(2) 1500..1600 */
+	rig_ack(r, 0, NS(1200));
+	run_until(r, NS(1800));
+	ck_assert_int_eq(r->rc, 0);
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t, NS(1200));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(1), 0)->t, NS(1400));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(2), 0)->t, NS(1600));
+	/* RX(3) reached the head unsent at 1700 ns: sent there, flagged at-head, waits;
+	 * RX(1) and RX(2) were acked before their heads: no at-head call for them */
+	ck_assert_uint_eq(r->nrepl, 4);
+	ck_assert_uint_eq(r->repl[3].t, NS(1700));
+	ck_assert(r->repl[3].at_head);
+	ck_assert_uint_eq(r->nat_head, 1);
+	ck_assert_int_eq(find_req(r, CXS_OP_STORE, RX(3), 0), -1);
+	rig_ack(r, 3, NS(2000));
+	run_ok(r);
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(3), 0)->t, NS(2000));
+	ck_assert_uint_eq(early_or_unreplicated(r), 0);
+	rig_free(r);
+}
+END_TEST
+
+/* -- proactive_noc -- */
+
+START_TEST(test_proactive_noc_replicates_each_store_alone_on_entry_and_never_coalesces)
+{
+	sc_reset();
+	sc_store(LOC(5));
+	sc_compute(10);
+	uint64_t v0 = sc_store(RX(0)); /* 5 ns */
+	sc_compute(10);
+	uint64_t v1 = sc_store(RX(0) + 8); /* 10 ns */
+	sc_compute(10);
+	uint64_t v2 = sc_store(RX(1)); /* 15 ns */
+	sc_compute(10);
+	sc_store(LOC1(7)); /* 20 ns */
+	sc_compute(10);
+	sc_store(LOC1(7) + 8); /* 25 ns */
+	struct rig *r = sc_run(CXS_PROTO_PROACTIVE_NOC, REPL_PS);
+	ck_assert_uint_eq(r->nrepl, 3);
+	const uint64_t addr[] = {RX(0), RX(0) + 8, RX(1)}, val[] = {v0, v1, v2};
+	for (uint32_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(r->repl[i].t, NS(5 + 5 * i));
+		ck_assert_uint_eq(r->repl[i].n, 1);
+		assert_carries(&r->repl[i], 0, addr[i], val[i]);
+	}
+	ck_assert_uint_eq(counter(r, "repl_at_entry"), 3);
+	ck_assert_uint_eq(counter(r, "repl_at_head"), 0);
+	/* every store its own transaction, even to one line: RX(0)+8 is owned anew after RX(0) */
+	ck_assert_uint_eq(counter(r, "sb_transactions"), 6);
+	ck_assert_uint_eq(counter(r, "sb_coalesced"), 0);
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t, NS(255));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0) + 8, 0)->t, NS(455));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, LOC1(7) + 8, 0)->t,
+			  req(r, CXS_OP_STORE, LOC1(7), 0)->done);
+	ck_assert_uint_eq(early_or_unreplicated(r), 0);
+	rig_free(r);
+}
+END_TEST
+
+/* -- fault injection -- */
+
+START_TEST(test_commit_before_ack_issues_the_stores_without_waiting_for_the_repl_acks)
+{
+	for (size_t i = 0; i < sizeof replicating; i++) {
+		sc_reset();
+		sc_store(LOC(5));
+		sc_compute(10);
+		sc_store(RX(0));
+		sc_compute(10);
+		sc_store(RX(1));
+		/* the rule: no REPL_ACK ever comes, so no remote store goes */
+		struct rig *r = sc_rig(replicating[i], REPL_BY_HAND, false);
+		run(r);
+		ck_assert_msg(r->rc == 0, "%s", r->err);
+		ck_assert(!cxs_core_done(r->core));
+		ck_assert_uint_eq(count_op(r, CXS_OP_STORE), 1);
+		ck_assert_uint_eq(early_or_unreplicated(r), 0);
+		rig_free(r);
+		/* the fault: both go once owned, replicated but unacknowledged */
+		r = sc_rig(replicating[i], REPL_BY_HAND, true);
+		run_ok(r);
+		ck_assert_uint_eq(r->nrepl, 2);
+		ck_assert_uint_eq(early_or_unreplicated(r), 2);
+		ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t,
+				  req(r, CXS_OP_PREFETCH_M, RX(0), 1)->done);
+		rig_free(r);
+	}
+}
+END_TEST
+
+/* -- atomics -- */
+
+static void sc_atomics(uint64_t *v0)
+{
+	sc_reset();
+	*v0 = sc_store(RX(0));
+	sc_atomic(SC_SWAP, RX(1), 77);
+	sc_atomic(SC_FETCH_ADD, RX(2), 5);
+	sc_atomic(SC_SWAP, LOC1(3), 9);
+}
+
+START_TEST(test_remote_atomic_replicated_alone_with_its_operand_issued_after_repl_acks)
+{
+	for (size_t i = 0; i < sizeof replicating; i++) {
+		uint64_t v0;
+		sc_atomics(&v0);
+		struct rig *r = sc_run(replicating[i], REPL_PS);
+		ck_assert_uint_eq(r->nrepl, 3); /* the store's, the two remote atomics'; not the local one */
+		const struct repl_log *st = NULL;
+		ck_assert_uint_eq(repls_with(r, RX(0), v0, false, &st), 1);
+		ck_assert_uint_eq(st->n, 1);
+		const struct req_log *sw = req(r, CXS_OP_SWAP, RX(1), 0);
+		const struct req_log *fa = req(r, CXS_OP_FETCH_ADD, RX(2), 0);
+		const struct req_log *loc = req(r, CXS_OP_SWAP, LOC1(3), 0);
+		const struct repl_log *k = &r->repl[1];
+		ck_assert(k->atomic);
+		ck_assert_uint_eq(k->n, 1);
+		assert_carries(k, 0, RX(1), 77);
+		ck_assert_uint_eq(k->s[0].size, 8);
+		/* replicated when the buffer has drained, issued when its REPL_ACKs are in */
+		ck_assert_uint_eq(k->t, req(r, CXS_OP_STORE, RX(0), 0)->done);
+		ck_assert_uint_eq(sw->t, k->t + REPL_PS);
+		ck_assert_uint_eq(sw->r.repl, k->id);
+		k = &r->repl[2];
+		ck_assert(k->atomic);
+		ck_assert_uint_eq(k->n, 1);
+		assert_carries(k, 0, RX(2), 5);
+		ck_assert_uint_eq(k->t, sw->done);
+		ck_assert_uint_eq(fa->t, k->t + REPL_PS);
+		ck_assert_uint_eq(fa->r.repl, k->id);
+		/* the local atomic goes at once, unreplicated */
+		ck_assert_uint_eq(loc->t, fa->done);
+		ck_assert_uint_eq(loc->r.repl, 0);
+		ck_assert_uint_eq(io.got[0], RX(1) * 3);
+		ck_assert_uint_eq(io.got[1], RX(2) * 3);
+		ck_assert_uint_eq(mem_read(r, RX(1), 8), 77);
+		ck_assert_uint_eq(mem_read(r, RX(2), 8), RX(2) * 3 + 5);
+		ck_assert_uint_eq(mem_read(r, LOC1(3), 8), 9);
+		ck_assert_uint_eq(early_or_unreplicated(r), 0);
+		rig_free(r);
+	}
+}
+END_TEST
+
+START_TEST(test_wb_and_wt_replicate_neither_stores_nor_atomics)
+{
+	const uint8_t protos[] = {CXS_PROTO_WB, CXS_PROTO_WT};
+	for (size_t i = 0; i < sizeof protos; i++) {
+		uint64_t v0;
+		sc_atomics(&v0);
+		struct rig *r = sc_run(protos[i], REPL_PS);
+		ck_assert_uint_eq(r->nrepl, 0);
+		/* the swap goes as soon as the buffer has drained */
+		ck_assert_uint_eq(req(r, CXS_OP_SWAP, RX(1), 0)->t, req(r, CXS_OP_STORE, RX(0), 0)->done);
+		assert_repl_tags(r, false);
+		ck_assert_uint_eq(counter(r, "repl_at_head") + counter(r, "repl_at_entry"), 0);
+		rig_free(r);
+	}
+}
+END_TEST
+
+/* -- replication ids on the requests -- */
+
+START_TEST(test_requests_of_a_replicated_store_carry_its_replication_id_and_the_others_0)
+{
+	for (uint8_t proto = 0; proto < CXS_PROTO_COUNT; proto++) {
+		sc_reset();
+		sc_store(LOC(5));
+		sc_compute(10);
+		sc_store(RX(0));
+		sc_store(RX(0) + 8);
+		sc_compute(10);
+		sc_store(RX(1));
+		sc_store(LOC1(7));
+		sc_store(RW(2));
+		sc_store(RW(2) + 8);
+		sc_atomic(SC_FETCH_ADD, RX(3), 1);
+		struct rig *r = sc_run(proto, REPL_PS);
+		bool replicates = cxs_protocol_replicates(proto);
+		ck_assert_uint_eq(r->nrepl > 0, replicates);
+		assert_repl_tags(r, replicates);
+		/* distinct groups, distinct ids; under a protocol that coalesces, one id per line */
+		uint32_t a = req(r, CXS_OP_STORE, RX(0), 0)->r.repl;
+		uint32_t b = req(r, CXS_OP_STORE, RX(0) + 8, 0)->r.repl;
+		uint32_t c = req(r, CXS_OP_STORE, RX(1), 0)->r.repl;
+		if (replicates) {
+			ck_assert_uint_ne(a, c);
+			ck_assert_uint_eq(a == b, proto != CXS_PROTO_PROACTIVE_NOC);
+		}
+		rig_free(r);
+	}
+}
+END_TEST
+
+/* -- Fig. 16 counters -- */
+
+/*
+ * A load miss (100 ns) holds retirement; behind it RX(0), RX(1) and RW(2)
+ * enter the window at 0 and the buffer at 100 ns. Each of the three spends
+ * 100 ns in the window; the rest is the protocol's.
+ */
+static void fig16_case(uint8_t proto, cxs_time sb, cxs_time coh, cxs_time repl, uint64_t at_entry,
+		       uint64_t at_head)
+{
+	sc_reset();
+	sc_load(LOC(9));
+	sc_store(RX(0));
+	sc_store(RX(1));
+	sc_store(RW(2));
+	sc_store(LOC1(7)); /* not a remote store: not counted */
+	struct rig *r = sc_run(proto, REPL_PS);
+	ck_assert_uint_eq(counter(r, "remote_stores"), 3);
+	ck_assert_uint_eq(counter(r, "rw_rob_ps"), 3 * MEM_PS);
+	ck_assert_uint_eq(counter(r, "rw_sb_ps"), sb);
+	ck_assert_uint_eq(counter(r, "rw_coh_ps"), coh);
+	ck_assert_uint_eq(counter(r, "rw_repl_ps"), repl);
+	ck_assert_uint_eq(counter(r, "repl_at_entry"), at_entry);
+	ck_assert_uint_eq(counter(r, "repl_at_head"), at_head);
+	rig_free(r);
+}
+
+START_TEST(test_fig16_counters_of_proactive_are_the_times_its_latencies_imply)
+{
+	/*
+	 * RX(0) and RX(1) send as the next store enters (100 ns), RW(2) as
+	 * LOC1(7) does. RX(0): head 100, owned 200, acked 350, done 450. RX(1):
+	 * head 450 (350 in the buffer), owned 550 (acked before). RW(2): head
+	 * 650 (550), owned at once, acked 350, done 652.5. LOC1(7) last.
+	 */
+	fig16_case(CXS_PROTO_PROACTIVE, NS(0 + 350 + 550), NS(100 + 100 + 0), NS(150 + 0 + 0), 3, 0);
+}
+END_TEST
+
+START_TEST(test_fig16_counters_of_baseline_are_the_times_its_latencies_imply)
+{
+	/*
+	 * RX(0): head 100, owned 200, acked 450, done 550. RX(1): head 550,
+	 * owned 650, acked 900, done 1000. RW(2): head 1000, owned at once,
+	 * acked 1250.
+	 */
+	fig16_case(CXS_PROTO_BASELINE, NS(0 + 450 + 900), NS(100 + 100 + 0), NS(250 + 250 + 250), 0,
+		   3);
+}
+END_TEST
+
+START_TEST(test_fig16_counters_of_wb_count_the_store_requests_as_coherence)
+{
+	/* RX(0) 100..200, RX(1) 200..300, RW(2) 300..302.5: no replication */
+	fig16_case(CXS_PROTO_WB, NS(0 + 100 + 200), NS(100 + 100 + 2.5), 0, 0, 0);
+}
+END_TEST
+
+/* -- misuse -- */
+
+START_TEST(test_replicated_for_an_id_no_store_waits_for_is_an_error_not_a_crash)
+{
+	char err[256] = "";
+	/* a core whose buffer is empty */
+	sc_reset();
+	sc_store(RX(0));
+	struct rig *r = sc_run(CXS_PROTO_PROACTIVE, REPL_PS);
+	ck_assert_int_eq(cxs_core_replicated(r->core, r->now, REPL_ID(7), err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "no store") != NULL, "%s", err);
+	rig_free(r);
+
+	/* stores waiting for their REPL_ACKs (RX(0..2) sent by 20 ns) */
+	sc_four_lines();
+	r = sc_rig(CXS_PROTO_PROACTIVE, REPL_BY_HAND, false);
+	run_until(r, NS(50));
+	ck_assert_uint_eq(r->nrepl, 3);
+	err[0] = '\0';
+	ck_assert_int_eq(cxs_core_replicated(r->core, r->now, REPL_ID(3), err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "no store") != NULL, "%s", err);
+	ck_assert_int_eq(cxs_core_replicated(r->core, r->now, 0, err, sizeof err), -1);
+	/*
+	 * Regression (a second cxs_core_replicated for a replication whose
+	 * REPL_ACKs were in was accepted, and moved the stores' REPL_ACK time):
+	 * RX(1)'s delivered, then again: the second names nothing that waits.
+	 */
+	rig_ack(r, 1, NS(60));
+	run_until(r, NS(70));
+	ck_assert_msg(r->rc == 0, "%s", r->err);
+	err[0] = '\0';
+	ck_assert_int_eq(cxs_core_replicated(r->core, r->now, r->repl[1].id, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "no store") != NULL, "%s", err);
+	/* nothing was disturbed: with the real REPL_ACKs the stores go in order, on time */
+	ck_assert_uint_eq(r->repl[1].acked, NS(60));
+	rig_ack(r, 0, NS(300));
+	rig_ack(r, 2, NS(300));
+	r->repl_ps = REPL_PS; /* RX(3)'s, sent later */
+	run_ok(r);
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(0), 0)->t, NS(300));
+	ck_assert_uint_eq(req(r, CXS_OP_STORE, RX(1), 0)->t, NS(500)); /* owned 400..500 */
+	ck_assert_uint_eq(early_or_unreplicated(r), 0);
+	ck_assert_uint_eq(counter(r, "rw_repl_ps"), NS(300 - 200) + NS(1050 - 900)); /* RX(0), RX(3) */
+	rig_free(r);
+}
+END_TEST
+
 Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -1484,6 +2396,30 @@ Suite *core_suite(void)
 	tcase_add_test(tc, test_completion_of_a_request_twice_is_an_error);
 	tcase_add_test(tc, test_store_completion_delivered_twice_is_an_error);
 	tcase_add_test(tc, test_new_rejects_empty_queues_and_an_oversized_lfb);
+	suite_add_tcase(s, tc);
+
+	/* DIKTAMO's remote-store protocols in the store buffer (§IV-D) */
+	tc = tcase_create("protocols");
+	tcase_add_test(tc, test_baseline_repl_after_ownership_and_stores_after_the_repl_acks);
+	tcase_add_test(tc, test_baseline_replicates_at_once_at_the_head_when_the_line_is_writable_in_l1);
+	tcase_add_test(tc, test_local_store_is_never_replicated_and_performs_at_the_head);
+	tcase_add_test(tc, test_parallel_repl_and_ownership_start_at_the_head_stores_wait_for_repl_acks);
+	tcase_add_test(tc, test_parallel_repl_and_ownership_start_at_the_head_stores_wait_for_ownership);
+	tcase_add_test(tc, test_proactive_repl_goes_when_the_next_store_cannot_coalesce_not_on_entry);
+	tcase_add_test(tc, test_proactive_run_of_stores_to_one_line_is_one_repl_of_all_of_them);
+	tcase_add_test(tc, test_proactive_group_is_full_at_64_stores_and_sends_when_the_65th_enters);
+	tcase_add_test(tc, test_proactive_group_still_unsent_at_the_head_sends_there_and_counts_at_head);
+	tcase_add_test(tc, test_proactive_overlaps_the_repls_of_the_stores_waiting_in_the_buffer);
+	tcase_add_test(tc, test_proactive_issues_groups_in_order_each_only_when_its_repl_acks_are_in);
+	tcase_add_test(tc, test_proactive_noc_replicates_each_store_alone_on_entry_and_never_coalesces);
+	tcase_add_test(tc, test_commit_before_ack_issues_the_stores_without_waiting_for_the_repl_acks);
+	tcase_add_test(tc, test_remote_atomic_replicated_alone_with_its_operand_issued_after_repl_acks);
+	tcase_add_test(tc, test_wb_and_wt_replicate_neither_stores_nor_atomics);
+	tcase_add_test(tc, test_requests_of_a_replicated_store_carry_its_replication_id_and_the_others_0);
+	tcase_add_test(tc, test_fig16_counters_of_proactive_are_the_times_its_latencies_imply);
+	tcase_add_test(tc, test_fig16_counters_of_baseline_are_the_times_its_latencies_imply);
+	tcase_add_test(tc, test_fig16_counters_of_wb_count_the_store_requests_as_coherence);
+	tcase_add_test(tc, test_replicated_for_an_id_no_store_waits_for_is_an_error_not_a_crash);
 	suite_add_tcase(s, tc);
 	return s;
 }
