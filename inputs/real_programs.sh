@@ -96,12 +96,13 @@ rec_sysbench() {
 
 rec_pigz() {
 	text_file "$1.in" "$PIGZ_BYTES"
-	"$TRACE" record -o "$1" -- pigz -p 4 -c "$1.in" >/dev/null
+	# -k -f: output to a file, so that the recorder's summary on stdout is not lost with it
+	"$TRACE" record -o "$1" -- pigz -p 4 -k -f "$1.in"
 }
 
 rec_zstd() {
 	text_file "$1.in" "$PIGZ_BYTES"
-	"$TRACE" record -o "$1" -- zstd -T4 -3 -c "$1.in" >/dev/null
+	"$TRACE" record -o "$1" -- zstd -T4 -3 -q -f "$1.in" -o "$1.zst"
 }
 
 record_one() {
