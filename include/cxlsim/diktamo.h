@@ -297,6 +297,7 @@ struct cxs_dk_world {
 	const struct cxs_dk_params *p;
 	uint32_t cns, mns, first_mn;      /* CN ids 0..cns-1, MN ids first_mn.. */
 	uint32_t cores_per_cn;
+	uint32_t sb_entries;              /* store-buffer entries per core (core.sq) */
 	uint32_t ev_msg;                  /* the engine event type messages travel as (nport.h) */
 	/* The home MN index (0..mns-1) of a line. */
 	uint32_t (*home_of)(void *ctx, uint64_t line);

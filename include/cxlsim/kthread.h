@@ -162,8 +162,10 @@ void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr);
  * to 64 threads (ids 0 .. n-1) the count word is a mask of the threads
  * arrived (each adds its own bit), so that after a failure the barrier
  * shrinks to the live threads: the episode ends when every live thread has
- * arrived, whether the dead ones had or not, and a waiting thread that
- * learns of a failure looks again (the lowest live one releases).
+ * arrived, whether the dead ones had or not. The lowest live thread adds
+ * the dead ones' bits (at its arrival, or when it learns of a failure while
+ * waiting), and the one fetch-and-add that completes the mask ends the
+ * episode, so that its count is reset once.
  */
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n);
 

@@ -388,6 +388,16 @@ static void bump_max(uint64_t *c, uint64_t v)
 		*c = v;
 }
 
+/*
+ * One bit of a 64-bit filter per word (the hash's top bits; the table uses
+ * its low ones): a scan tests it before looking a buffer entry's word up, so
+ * that entries of words not concerned cost one AND.
+ */
+static inline uint64_t word_bit(uint64_t addr)
+{
+	return UINT64_C(1) << (dk_word_hash(addr) >> 58);
+}
+
 /* A fresh, empty word table. */
 static void words_reset(struct cxs_lu *lu)
 {
@@ -584,10 +594,18 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 	uint32_t m = 0;
 	ts &= 0x7f;
 	uint64_t seq = ts_unwrap(lu, cn, ts);
+	/*
+	 * A REPL's entries are consecutive in the buffer (allocated together at
+	 * its end; nothing leaves the buffer un-VALed but by a forget, and
+	 * compaction keeps the order), so the search ends with their run.
+	 */
 	for (uint32_t k = 0; k < lu->nbuf; k++) {
 		const struct buf_entry *b = &lu->buf[k];
-		if (b->e.requester >> 8 != cn || b->e.repl != repl)
+		if (b->e.requester >> 8 != cn || b->e.repl != repl) {
+			if (m > 0)
+				break;
 			continue;
+		}
 		if (b->e.valid) {
 			snprintf(err, errlen, "LU %u: second VAL of REPL %u from CN %u", lu->node, repl,
 				 cn);
@@ -595,6 +613,10 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 		}
 		lu->place[m++] = k;
 	}
+#ifndef NDEBUG
+	for (uint32_t k = m ? lu->place[m - 1] + 1 : lu->nbuf; k < lu->nbuf; k++)
+		assert(lu->buf[k].e.requester >> 8 != cn || lu->buf[k].e.repl != repl);
+#endif
 	if (m == 0) {
 		snprintf(err, errlen, "LU %u: VAL of REPL %u from CN %u, which is not in the SRAM "
 				      "Log Buffer",
@@ -603,14 +625,16 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 	}
 	/* Check everything first: a refused VAL changes nothing. One pass over the buffer. */
 	words_reset(lu);
+	uint64_t filter = 0;
 	for (uint32_t j = 0; j < m; j++) {
 		const struct buf_entry *b = &lu->buf[lu->place[j]];
 		word_at(lu, b->e.addr, true)->stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
+		filter |= word_bit(b->e.addr);
 	}
 	bool behind = false;
 	for (uint32_t k = 0; k < lu->nbuf; k++) {
 		const struct cxs_dk_entry *o = &lu->buf[k].e;
-		if (!o->valid)
+		if (!o->valid || !(filter & word_bit(o->addr)))
 			continue;
 		const struct word_slot *w = word_at(lu, o->addr, false);
 		if (w == NULL)
@@ -695,14 +719,19 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 	 */
 	bool all = lu->drain_all || lu->ncand >= n;
 	words_reset(lu);
-	for (uint32_t c = 0; !all && c < lu->ncand; c++)
+	uint64_t filter = all ? UINT64_MAX : 0;
+	for (uint32_t c = 0; !all && c < lu->ncand; c++) {
 		word_at(lu, lu->cand[c], true);
+		filter |= word_bit(lu->cand[c]);
+	}
 	lu->ncand = 0;
 	lu->drain_all = false;
 	for (uint32_t k = 0; k < n; k++) {
 		lu->place[k] = NONE;
 		lu->gone[k] = 0;
 		lu->wnext[k] = NONE;
+		if (!(filter & word_bit(lu->buf[k].e.addr)))
+			continue;
 		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, all);
 		if (w == NULL)
 			continue;
@@ -716,6 +745,8 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 	}
 	/* place[k]: which entry goes to the DRAM log at arrival position k. */
 	for (uint32_t k = 0; k < n; k++) {
+		if (!(filter & word_bit(lu->buf[k].e.addr)))
+			continue;
 		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, false);
 		if (w == NULL || w->blocked || w->done)
 			continue;

@@ -46,7 +46,6 @@
 
 #include "dk_priv.h"
 
-#define TABLE 4096 /* > 32 cores x (72-entry store buffer + 1 atomic) */
 
 /*
  * One replication in flight: its stores (in store-buffer order) and the
@@ -62,13 +61,14 @@ struct rec {
 	bool at_head;       /* its group is at the store-buffer head (or was sent from there) */
 	uint32_t id, core;
 	uint32_t rep[CXS_DK_MAX_REPLICAS];
+	uint64_t last_stamp;
+	cxs_time sent;
+	/* From here on only entries 0 .. nst-1 / nw-1 are ever read: not cleared per use. */
 	uint8_t widx[DK_MAX_WORDS];     /* store -> its word */
 	uint64_t addr[DK_MAX_WORDS];    /* word addresses */
 	uint64_t repl_value[DK_MAX_WORDS]; /* ... and their values in the REPL */
 	uint64_t value[DK_MAX_WORDS];   /* each word as its last store left it */
 	uint64_t stamp[DK_MAX_WORDS];   /* ... and that store's stamp */
-	uint64_t last_stamp;
-	cxs_time sent;
 };
 
 struct cxs_dk_sender {
@@ -80,6 +80,7 @@ struct cxs_dk_sender {
 	uint32_t live[DK_MAX_CNS];
 	uint32_t nlive;
 	uint32_t next_id;
+	uint32_t tmask;           /* the table's slots - 1: replication id -> slot */
 	uint8_t ts[DK_MAX_CNS];   /* 7-bit VAL timestamp per destination Logging Unit */
 	size_t outstanding;
 	bool dropped;             /* diktamo.fault = drop_val done */
@@ -94,10 +95,21 @@ struct cxs_dk_sender *cxs_dk_sender_new(const struct cxs_dk_world *w, struct cxs
 					struct cxs_stats *st)
 {
 	struct cxs_dk_sender *s = calloc(1, sizeof *s);
-	if (!s || !(s->t = calloc(TABLE, sizeof *s->t))) {
+	/*
+	 * In flight at once: at most one replication per store-buffer entry and
+	 * one atomic per core; ids are consecutive, so a power of two above that
+	 * never meets a slot still in use (cxs_dk_replicate checks). Sized from
+	 * the machine, the ring stays small enough to stay in cache.
+	 */
+	uint64_t need = (uint64_t)(w->cores_per_cn ? w->cores_per_cn : 1) * (w->sb_entries + 1);
+	uint64_t slots = 64;
+	while (slots < 2 * need)
+		slots <<= 1;
+	if (!s || slots > (UINT64_C(1) << 31) || !(s->t = calloc(slots, sizeof *s->t))) {
 		free(s);
 		return NULL;
 	}
+	s->tmask = (uint32_t)(slots - 1);
 	s->w = w;
 	s->port = port;
 	s->node = cxs_lp_id(port->lp);
@@ -142,7 +154,7 @@ bool cxs_dk_sender_stuck(const struct cxs_dk_sender *s, cxs_time now, cxs_time p
 {
 	/* The oldest, so the report does not depend on the table's layout. */
 	const struct rec *old = NULL;
-	for (uint32_t i = 0; i < TABLE && s->outstanding; i++) {
+	for (uint32_t i = 0; i <= s->tmask && s->outstanding; i++) {
 		const struct rec *r = &s->t[i];
 		if (r->used && r->acks < r->nrep && now - r->sent > patience &&
 		    (!old || r->sent < old->sent || (r->sent == old->sent && r->id < old->id)))
@@ -172,8 +184,8 @@ void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn, cxs_time now)
 	 * being handled; later replications choose groups among the live CNs.
 	 * Visited in id order, so the cores hear of them deterministically.
 	 */
-	for (uint32_t n = 0, id = s->next_id - TABLE + 1; n < TABLE; n++, id++) {
-		struct rec *r = &s->t[id % TABLE];
+	for (uint32_t n = 0, id = s->next_id - s->tmask; n <= s->tmask; n++, id++) {
+		struct rec *r = &s->t[id & s->tmask];
 		if (!r->used || r->id != id || r->acks >= r->nrep)
 			continue;
 		for (uint32_t j = 0; j < r->nrep; j++) {
@@ -213,13 +225,19 @@ int cxs_dk_replicate(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
 	uint32_t my = ++s->next_id;
 	if (my == 0)
 		my = ++s->next_id; /* 0 names no replication */
-	struct rec *r = &s->t[my % TABLE];
+	struct rec *r = &s->t[my & s->tmask];
 	if (r->used)
 		cxs_bug(s->port->lp, "diktamo: replication %u still in flight when %u reuses its slot",
 			r->id, my);
 	uint64_t line = st[0].addr >> CXS_LINE_SHIFT;
-	*r = (struct rec){.used = true, .nst = (uint8_t)n, .id = my, .core = core, .sent = now,
-			  .atomic = atomic, .at_head = (flags & CXS_REPL_AT_HEAD) != 0};
+	memset(r, 0, offsetof(struct rec, widx));
+	r->used = true;
+	r->nst = (uint8_t)n;
+	r->id = my;
+	r->core = core;
+	r->sent = now;
+	r->atomic = atomic;
+	r->at_head = (flags & CXS_REPL_AT_HEAD) != 0;
 	r->nrep = (uint8_t)cxs_dk_replicas(line, s->live, s->nlive, s->w->p->replicas, r->rep);
 	for (uint32_t i = 0; i < n; i++) {
 		if (st[i].addr >> CXS_LINE_SHIFT != line)
@@ -251,7 +269,7 @@ void dk_sender_on_ack(void *ctx, cxs_time now, const struct cxs_envelope *env, c
 {
 	struct cxs_dk_sender *s = ctx;
 	const struct dk_ack *a = body;
-	struct rec *r = &s->t[a->repl % TABLE];
+	struct rec *r = &s->t[a->repl & s->tmask];
 	(void)len;
 	uint32_t k = 0;
 	while (r->used && r->id == a->repl && k < r->nrep && r->rep[k] != env->src)
@@ -278,7 +296,7 @@ void dk_sender_on_ack(void *ctx, cxs_time now, const struct cxs_envelope *env, c
 
 void cxs_dk_sender_at_head(struct cxs_dk_sender *s, cxs_time now, uint32_t core, uint32_t id)
 {
-	struct rec *r = &s->t[id % TABLE];
+	struct rec *r = &s->t[id & s->tmask];
 	if (!r->used || r->id != id || r->core != core)
 		cxs_bug(s->port->lp, "diktamo: core %u's replication %u reached the head, but it is "
 			"not in flight", core, id);
@@ -295,7 +313,7 @@ void cxs_dk_sender_at_head(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
 int cxs_dk_performed(struct cxs_dk_sender *s, cxs_time now, const struct cxs_mem_req *req,
 		     uint64_t stamp, uint64_t word, char *err, size_t errlen)
 {
-	struct rec *r = &s->t[req->repl % TABLE];
+	struct rec *r = &s->t[req->repl & s->tmask];
 	if (!r->used || r->id != req->repl) {
 		snprintf(err, errlen, "diktamo: node %u core %u performed a store of replication %u, "
 			 "which is not in flight", s->node, req->core, req->repl);

@@ -107,6 +107,7 @@ int dk_configure(const struct cxs_config *cfg, struct memsys *M, char *err, size
 	d->w.mns = M->mns;
 	d->w.first_mn = M->cns;
 	d->w.cores_per_cn = M->cn.cores;
+	d->w.sb_entries = M->wl.core.sq;
 	d->w.ev_msg = EV_MSG;
 	d->w.home_of = home_of;
 	d->w.home_ctx = M;

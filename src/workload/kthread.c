@@ -439,6 +439,12 @@ static uint64_t dead_threads(const struct cxs_kt *kt, uint32_t n)
 	return m;
 }
 
+/* Is this thread the lowest of 0 .. n-1 (mask all) not in `dead`? */
+static bool lowest_live(const struct cxs_kt *kt, uint64_t dead, uint64_t all)
+{
+	return (uint64_t)__builtin_ctzll(~dead & all) == kt->p.id;
+}
+
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 {
 	uint64_t sense = kt->sense ^ 1;
@@ -447,13 +453,22 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 	 * The count word is a mask of arrivals (bit = thread id) when every
 	 * thread of the program takes part, so that after a failure the dead
 	 * ones can be told apart; a barrier of a subset (litmus participants)
-	 * counts, and does not shrink.
+	 * counts, and does not shrink. An episode ends at the one fetch-and-add
+	 * that completes the word, never on a load of it: two releasers would
+	 * reset it twice, and the later reset would erase arrivals at the next
+	 * episode (which then waits for ever). So the dead threads' bits are
+	 * added to the word, by the lowest live thread alone — at its arrival,
+	 * or when it learns of a failure while waiting; a load tells which are
+	 * missing, as the dead add nothing more and nobody else adds theirs.
 	 */
 	bool masked = n <= 64 && n == kt->p.img->nthreads;
 	uint64_t all = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
-	uint64_t me = masked ? UINT64_C(1) << kt->p.id : 1;
-	uint64_t old = cxs_kt_fetch_add(kt, addr, 8, me);
-	if (masked ? ((old | me | dead_threads(kt, n)) == all) : old == n - 1) {
+	uint64_t add = masked ? UINT64_C(1) << kt->p.id : 1;
+	uint64_t view = failed_view(kt), dead = masked ? dead_threads(kt, n) : 0;
+	if (dead && lowest_live(kt, dead, all))
+		add |= dead & ~cxs_kt_load(kt, addr, 8);
+	uint64_t old = cxs_kt_fetch_add(kt, addr, 8, add);
+	if (masked ? (old | add) == all : old == n - 1) {
 		cxs_kt_store(kt, addr, 8, 0);         /* reset the count ... */
 		cxs_kt_store(kt, addr + 8, 8, sense); /* ... before releasing (TSO order) */
 		return;
@@ -461,16 +476,20 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 	uint32_t backoff = BACKOFF_MIN;
 	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_BARRIER, .addr = addr, .n = n,
 					.holder = UINT32_MAX};
-	kt->seen_failed = failed_view(kt);
+	kt->seen_failed = view; /* what the arrival accounted for: a later failure is looked at */
 	while (cxs_kt_load(kt, addr + 8, 8) != sense) {
 		if (masked && failed_view(kt) != kt->seen_failed) {
-			/*
-			 * A failure: if every live thread has arrived, the dead ones
-			 * never will; the lowest live thread ends the episode.
-			 */
+			/* A failure: the dead never arrive; the lowest live thread adds them. */
 			kt->seen_failed = failed_view(kt);
-			uint64_t dead = dead_threads(kt, n), arrived = cxs_kt_load(kt, addr, 8);
-			if ((arrived | dead) == all && (uint64_t)__builtin_ctzll(~dead & all) == kt->p.id) {
+			dead = dead_threads(kt, n);
+			uint64_t w = lowest_live(kt, dead, all) ? cxs_kt_load(kt, addr, 8) : 0;
+			/*
+			 * Only while its own bit is in (the word is still this
+			 * episode's, released and reset otherwise); nothing can
+			 * complete it before the add, which brings missing bits.
+			 */
+			uint64_t miss = w >> kt->p.id & 1 ? dead & ~w : 0;
+			if (miss && (cxs_kt_fetch_add(kt, addr, 8, miss) | miss) == all) {
 				cxs_kt_store(kt, addr, 8, 0);
 				cxs_kt_store(kt, addr + 8, 8, sense);
 				break;

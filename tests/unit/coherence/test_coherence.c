@@ -1361,6 +1361,18 @@ START_TEST(test_failure_owned_lines_reported)
 	ck_assert_uint_eq(W.dram_reads, reads); /* nothing to read or write for idle lines */
 	ck_assert_uint_eq(W.dram_writes, writes);
 	ck_assert_uint_eq(in_flight(), 0);
+	/* Without recover_owned nothing waits for recovery. */
+	ck_assert_uint_eq(entry(x)->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(entry(y)->busy, CXS_HB_NONE);
+	{
+		uint8_t d[CXS_LINE_BYTES] = {0};
+		char e2[256] = "";
+		cxs_time done = 0;
+		ck_assert_int_eq(cxs_home_recovered(&W.home[0], W.now, line_of(x), d, 0xff, &done, e2,
+						    sizeof e2),
+				 -1);
+		ck_assert_uint_eq(mem64(x), a);
+	}
 
 	uint64_t t = load(0, 1, x);
 	deliver(EXPECT(CXS_MSG_GETS, 0, MN0, x));
@@ -1747,6 +1759,319 @@ START_TEST(test_failure_of_non_cn_refused)
 }
 END_TEST
 
+/* ---- 10b. failure with recover_owned (DIKTAMO: the logs hold the lost writes) ---- */
+
+/* 64 bytes of 0xee with the given 8-byte words set (word w at bytes 8w..8w+7). */
+static void line_words(uint8_t d[CXS_LINE_BYTES], uint32_t w0, uint64_t v0, uint32_t w1,
+		       uint64_t v1)
+{
+	memset(d, 0xee, CXS_LINE_BYTES);
+	for (int i = 0; i < 8; i++) {
+		d[8 * w0 + i] = (uint8_t)(v0 >> (8 * i));
+		d[8 * w1 + i] = (uint8_t)(v1 >> (8 * i));
+	}
+}
+
+/* cxs_home_recovered at a fresh time, which must be accepted; returns that time. */
+static cxs_time recovered(uint64_t addr, const uint8_t *data, uint8_t mask, cxs_time *done)
+{
+	char err[512] = "";
+	W.now += 1000;
+	ck_assert_msg(cxs_home_recovered(home_of_addr(addr), W.now, line_of(addr), data, mask, done,
+					 err, sizeof err) == 0,
+		      "cxs_home_recovered(%#" PRIx64 "): %s", line_of(addr), err);
+	return W.now;
+}
+
+/*
+ * With recover_owned, the lines the dead CN owned (X dirty in M, Y clean in
+ * E) are reported as before but do not take memory's value: they wait, I
+ * and busy RECOVER, and requests to them queue without an answer (a home
+ * that served them would hand out memory's stale a for X). The long wait is
+ * not reported stuck (recovery times itself). Meanwhile a line the dead CN
+ * did not own (Z, CN 0's) is served as usual, and a line it shared (V)
+ * loses it from the sharer vector at once. cxs_home_recovered then writes
+ * the recovered words of its mask over memory's line — X: words 0 and 3 (b
+ * and d); word 1 keeps memory's a1, words 2 and 4..7 memory's zeros, not
+ * the 0xee filler — as a DRAM write whose end is *done, and serves the
+ * queued requests with that line: DATA_E with b to CN 0 (the line was I),
+ * after a DRAM read. Y, recovered with mask 0, is still written (a DRAM
+ * write) but keeps memory's zeros, and its queued GETM is granted. Lines
+ * not waiting (recovered already, owned by a live CN, never seen) are
+ * refused with a message naming the line, and nothing is written.
+ */
+START_TEST(test_recover_owned_lines_wait_for_recovery)
+{
+	world_setup(1, 3);
+	W.home[0].recover_owned = true;
+	const uint64_t x = cxl(0), y = cxl(2), z = cxl(4), v = cxl(6), never = cxl(8);
+	const uint64_t a = 0xa000a, a1 = 0xa111a, b = 0xb000b, c = 0xc000c, d = 0xd000d;
+	const cxs_time T = CXS_PS_PER_MS;
+	char buf[512], err[512];
+	uint8_t data[CXS_LINE_BYTES];
+	cxs_time done = 0;
+
+	/* X: memory a, a1 (CN 0's stores, recalled by CN 1's); CN 1 holds b in M. */
+	store(0, 0, x, a);
+	store(0, 1, x + 8, a1);
+	pump();
+	store(1, 0, x, b);
+	pump();
+	ck_assert_uint_eq(mem64(x), a);
+	ck_assert_uint_eq(mem64(x + 8), a1);
+	ck_assert_str_eq(state(1, x), "M");
+	load(1, 0, y);
+	pump();
+	ck_assert_str_eq(state(1, y), "E");
+	load(0, 0, z);
+	pump();
+	ck_assert_str_eq(state(0, z), "E");
+	share(1, 2, v);
+	unsigned reads = W.dram_reads, writes = W.dram_writes;
+
+	fail_cn(1);
+	ck_assert_uint_eq(W.nowned, 2);
+	ck_assert_uint_eq(W.owned[0], line_of(x));
+	ck_assert_uint_eq(W.owned[1], line_of(y));
+	const struct cxs_home_entry *ex = entry(x), *ey = entry(y), *ez = entry(z), *ev = entry(v);
+	ck_assert_uint_eq(ex->state, CXS_D_I);
+	ck_assert_uint_eq(ex->busy, CXS_HB_RECOVER);
+	ck_assert_uint_eq(ey->state, CXS_D_I);
+	ck_assert_uint_eq(ey->busy, CXS_HB_RECOVER);
+	ck_assert_uint_eq(ez->state, CXS_D_EM);
+	ck_assert_uint_eq(ez->owner, 0);
+	ck_assert_uint_eq(ez->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(ev->state, CXS_D_S);
+	ck_assert_uint_eq(ev->sharers, 0x4);
+	ck_assert_uint_eq(ev->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(mem64(x), a); /* nothing written yet */
+	ck_assert_uint_eq(W.dram_reads, reads);
+	ck_assert_uint_eq(W.dram_writes, writes);
+	ck_assert_uint_eq(in_flight(), 0);
+	ck_assert_uint_eq(cxs_home_entries(&W.home[0]), 4);
+	ck_assert_int_eq(cxs_home_stuck(&W.home[0], W.now + 10 * T, T, buf, sizeof buf), 0);
+
+	/* Requests to the waiting lines queue; the others are served. */
+	uint64_t tx = load(0, 0, x);
+	deliver(EXPECT(CXS_MSG_GETS, 0, MN0, x));
+	uint64_t ty = store(2, 0, y + 8, c);
+	deliver(EXPECT(CXS_MSG_GETM, 2, MN0, y));
+	ck_assert_uint_eq(ex->qn, 1);
+	ck_assert_uint_eq(ey->qn, 1);
+	ck_assert_uint_eq(count_msgs(ANY, MN0, ANY, line_of(x)), 0);
+	ck_assert_uint_eq(count_msgs(ANY, MN0, ANY, line_of(y)), 0);
+	uint64_t tz = load(2, 1, z);
+	uint64_t tv = store(2, 1, v + 8, 0x5);
+	pump();
+	ck_assert_uint_eq(value_of(tz), 0);
+	ck_assert_ptr_nonnull(result(tv));
+	ck_assert_str_eq(state(2, v), "M"); /* no INV to the dead sharer: record() refuses it */
+	ck_assert_ptr_null(result(tx));
+	ck_assert_ptr_null(result(ty));
+	ck_assert_uint_eq(ex->busy, CXS_HB_RECOVER);
+	ck_assert_int_eq(cxs_home_stuck(&W.home[0], W.now + 10 * T, T, buf, sizeof buf), 0);
+
+	/* X: words 0 and 3 recovered, the rest memory's. */
+	line_words(data, 0, b, 3, d);
+	writes = W.dram_writes;
+	reads = W.dram_reads;
+	cxs_time t = recovered(x, data, 0x09, &done);
+	ck_assert_uint_eq(done, t + DRAM_PS);
+	ck_assert_uint_eq(W.dram_writes, writes + 1);
+	ck_assert_uint_eq(mem64(x), b);
+	ck_assert_uint_eq(mem64(x + 8), a1);
+	ck_assert_uint_eq(mem64(x + 16), 0);
+	ck_assert_uint_eq(mem64(x + 24), d);
+	for (uint64_t o = 32; o < CXS_LINE_BYTES; o += 8)
+		ck_assert_uint_eq(mem64(x + o), 0);
+	ck_assert_uint_eq(ex->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(ex->state, CXS_D_EM);
+	ck_assert_uint_eq(ex->owner, 0);
+	ck_assert_uint_eq(ex->qn, 0);
+	ck_assert_uint_eq(W.dram_reads, reads + 1); /* the grant's read */
+	size_t i = EXPECT(CXS_MSG_DATA_E, MN0, 0, x);
+	ck_assert_uint_eq(msg64(i, 0), b);
+	ck_assert_uint_eq(msg64(i, 8), a1);
+	ck_assert_uint_eq(msg64(i, 16), 0);
+	ck_assert_uint_eq(msg64(i, 24), d);
+	ck_assert_uint_ge(W.q[i].when, t + DRAM_PS);
+	deliver(i);
+	ck_assert_uint_eq(value_of(tx), b);
+	ck_assert_str_eq(state(0, x), "E");
+
+	/* Y: mask 0 writes memory's own value back. */
+	line_words(data, 0, 0x1, 1, 0x2);
+	writes = W.dram_writes;
+	t = recovered(y, data, 0, &done);
+	ck_assert_uint_eq(done, t + DRAM_PS);
+	ck_assert_uint_eq(W.dram_writes, writes + 1);
+	for (uint64_t o = 0; o < CXS_LINE_BYTES; o += 8)
+		ck_assert_uint_eq(mem64(y + o), 0);
+	ck_assert_uint_eq(ey->busy, CXS_HB_NONE);
+	pump();
+	ck_assert_ptr_nonnull(result(ty));
+	ck_assert_str_eq(state(2, y), "M");
+	ck_assert_uint_eq(peek(2, y), 0);
+	ck_assert_uint_eq(peek(2, y + 8), c);
+
+	/* Lines that do not wait are refused and nothing is written. */
+	const uint64_t bad[] = {x, z, never};
+	writes = W.dram_writes;
+	line_words(data, 0, 0x77, 1, 0x77);
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		err[0] = '\0';
+		ck_assert_int_eq(cxs_home_recovered(&W.home[0], W.now, line_of(bad[k]), data, 0xff,
+						    &done, err, sizeof err),
+				 -1);
+		ck_assert_msg(strstr(err, line_hex(bad[k])) != NULL, "\"%s\" does not name %s", err,
+			      line_hex(bad[k]));
+	}
+	ck_assert_uint_eq(W.dram_writes, writes);
+	ck_assert_uint_eq(mem64(x), b);
+	ck_assert_uint_eq(mem64(z), 0);
+	ck_assert_ptr_null(cxs_home_entry(&W.home[0], line_of(never)));
+	ck_assert_uint_eq(in_flight(), 0);
+	world_teardown();
+}
+END_TEST
+
+/*
+ * With recover_owned, a recall the dead owner will never answer waits for
+ * recovery instead of serving memory's value (a, a2: what the old behaviour
+ * hands out, test_failure_unanswered_recall): no DRAM read and no grant at
+ * the failure. cxs_home_recovered completes it with the recovered word: Y
+ * first (CN 2's GETM gets DATA_M with b2, after a DRAM read that starts at
+ * the recovery), then X (CN 0's GETS gets DATA_S with b; the dead owner is
+ * no sharer; CN 2's GETS queued behind is then served from the S line).
+ */
+START_TEST(test_recover_owned_unanswered_recall)
+{
+	world_setup(1, 3);
+	W.home[0].recover_owned = true;
+	const uint64_t x = cxl(0), y = cxl(2);
+	const uint64_t a = 0xaaa1, b = 0xbbb1, a2 = 0xaaa2, b2 = 0xbbb2, c = 0xccc2;
+	uint8_t data[CXS_LINE_BYTES];
+	cxs_time done = 0;
+
+	store(0, 0, x, a);
+	pump();
+	store(1, 0, x, b);
+	pump();
+	store(2, 0, y, a2);
+	pump();
+	store(1, 1, y, b2);
+	pump();
+	ck_assert_str_eq(state(1, x), "M");
+	ck_assert_str_eq(state(1, y), "M");
+
+	uint64_t tx = load(0, 0, x);
+	deliver(EXPECT(CXS_MSG_GETS, 0, MN0, x));
+	EXPECT(CXS_MSG_RECALL_S, MN0, 1, x);
+	uint64_t ty = store(2, 0, y + 8, c);
+	deliver(EXPECT(CXS_MSG_GETM, 2, MN0, y));
+	EXPECT(CXS_MSG_RECALL_I, MN0, 1, y);
+	uint64_t tx2 = load(2, 1, x + 16);
+	deliver(EXPECT(CXS_MSG_GETS, 2, MN0, x));
+	unsigned reads = W.dram_reads;
+
+	fail_cn(1);
+	ck_assert_uint_eq(W.nowned, 2);
+	ck_assert_uint_eq(W.owned[0], line_of(x));
+	ck_assert_uint_eq(W.owned[1], line_of(y));
+	ck_assert_uint_eq(W.dram_reads, reads);
+	ck_assert_uint_eq(in_flight(), 0);
+	const struct cxs_home_entry *ex = entry(x), *ey = entry(y);
+	ck_assert_uint_eq(ex->busy, CXS_HB_RECALL);
+	ck_assert_uint_eq(ex->recover, 1);
+	ck_assert_uint_eq(ex->qn, 1);
+	ck_assert_uint_eq(ey->busy, CXS_HB_RECALL);
+	ck_assert_uint_eq(ey->recover, 1);
+
+	line_words(data, 0, b2, 7, 0x99);
+	cxs_time t = recovered(y, data, 0x01, &done);
+	ck_assert_uint_eq(done, t + DRAM_PS);
+	ck_assert_uint_eq(W.dram_reads, reads + 1);
+	ck_assert_uint_eq(mem64(y), b2);
+	ck_assert_uint_eq(mem64(y + 56), 0);
+	size_t j = EXPECT(CXS_MSG_DATA_M, MN0, 2, y);
+	ck_assert_uint_eq(msg64(j, 0), b2);
+	ck_assert_uint_ge(W.q[j].when, t + DRAM_PS);
+	ck_assert_uint_eq(ey->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(ey->recover, 0);
+	ck_assert_uint_eq(ey->state, CXS_D_EM);
+	ck_assert_uint_eq(ey->owner, 2);
+	ck_assert_uint_eq(count_msgs(ANY, MN0, ANY, line_of(x)), 0); /* X still waits */
+
+	line_words(data, 0, b, 1, 0x99);
+	t = recovered(x, data, 0x01, &done);
+	ck_assert_uint_eq(done, t + DRAM_PS);
+	ck_assert_uint_eq(mem64(x), b);
+	ck_assert_uint_eq(mem64(x + 8), 0);
+	size_t i = EXPECT(CXS_MSG_DATA_S, MN0, 0, x);
+	ck_assert_uint_eq(msg64(i, 0), b);
+	ck_assert_uint_ge(W.q[i].when, t + DRAM_PS);
+	ck_assert_uint_eq(ex->busy, CXS_HB_NONE);
+	ck_assert_uint_eq(ex->recover, 0);
+	ck_assert_uint_eq(ex->state, CXS_D_S);
+	ck_assert_uint_eq(ex->sharers, 0x5); /* CN 0, then CN 2's queued GETS; not CN 1 */
+	ck_assert_uint_eq(ex->qn, 0);
+
+	pump();
+	ck_assert_uint_eq(value_of(tx), b);
+	ck_assert_uint_eq(value_of(tx2), 0);
+	ck_assert_str_eq(state(0, x), "S");
+	ck_assert_str_eq(state(2, x), "S");
+	ck_assert_ptr_nonnull(result(ty));
+	ck_assert_uint_eq(peek(2, y), b2);
+	ck_assert_uint_eq(peek(2, y + 8), c);
+	world_teardown();
+}
+END_TEST
+
+/*
+ * A second CN fails while a line waits for the first one's recovery: its
+ * queued request is dropped (the line keeps waiting, CN 0's request keeps
+ * its place) and the recovery serves only CN 0 — a grant to dead CN 2
+ * would fail the test in record().
+ */
+START_TEST(test_recover_owned_second_failure_while_waiting)
+{
+	world_setup(1, 3);
+	W.home[0].recover_owned = true;
+	const uint64_t x = cxl(0);
+	const uint64_t b = 0xb0b0;
+	uint8_t data[CXS_LINE_BYTES];
+	cxs_time done = 0;
+
+	store(1, 0, x, b);
+	pump();
+	fail_cn(1);
+	const struct cxs_home_entry *ex = entry(x);
+	ck_assert_uint_eq(ex->busy, CXS_HB_RECOVER);
+	load(2, 0, x);
+	deliver(EXPECT(CXS_MSG_GETS, 2, MN0, x));
+	uint64_t t0 = load(0, 0, x);
+	deliver(EXPECT(CXS_MSG_GETS, 0, MN0, x));
+	ck_assert_uint_eq(ex->qn, 2);
+
+	fail_cn(2);
+	ck_assert_uint_eq(W.nowned, 0);
+	ck_assert_uint_eq(ex->busy, CXS_HB_RECOVER);
+	ck_assert_uint_eq(ex->qn, 1);
+	ck_assert_uint_eq(ex->q[ex->qhead % ex->qcap].src, 0);
+	ck_assert_uint_eq(in_flight(), 0);
+
+	line_words(data, 0, b, 1, 0);
+	recovered(x, data, 0x01, &done);
+	pump();
+	ck_assert_uint_eq(value_of(t0), b);
+	ck_assert_str_eq(state(0, x), "E");
+	ck_assert_uint_eq(ex->owner, 0);
+	ck_assert_uint_eq(ex->qn, 0);
+	world_teardown();
+}
+END_TEST
+
 /* ---- 11. what a CN holds (cxs_cn_lines_held) --------------------------------- */
 
 enum { MAX_HELD = 32 };
@@ -2000,6 +2325,9 @@ Suite *coherence_suite(void)
 	tcase_add_test(failure, test_failure_drops_queued_requests);
 	tcase_add_test(failure, test_failure_late_messages_dropped);
 	tcase_add_test(failure, test_failure_of_non_cn_refused);
+	tcase_add_test(failure, test_recover_owned_lines_wait_for_recovery);
+	tcase_add_test(failure, test_recover_owned_unanswered_recall);
+	tcase_add_test(failure, test_recover_owned_second_failure_while_waiting);
 	tcase_add_test(failure, test_lines_held_kinds_and_unsaved);
 	tcase_add_test(failure, test_lines_held_write_through_saves);
 	suite_add_tcase(s, failure);

@@ -7,7 +7,8 @@
  * CNs' VALs overtaking each other), the log format and its compression
  * (round trips, every truncation and corruption refused), dumps (split by
  * destination and keep()), and recovery's latest-version search in a
- * Logging Unit and in an MN's store against a brute-force reference.
+ * Logging Unit and in an MN's store against a brute-force reference, also
+ * after a failed writer's REPLs were forgotten.
  *
  * Expected orders and values are written out by hand where a scenario is
  * small; the randomised scenarios use a fixed xorshift seed and compare with
@@ -1287,6 +1288,105 @@ START_TEST(store_refuses_a_corrupt_chunk)
 }
 END_TEST
 
+/*
+ * cxs_lu_forget after CN 2 fails (log_unit.c, diktamo.h): its REPLs never
+ * VALed (r2, two words of A) are dropped — they would hold word A's later
+ * entry (CN 3's, VALed) out of the DRAM log for ever — and can no longer be
+ * VALed; its VALed entry (B, committed: recovery needs it) stays, and so do
+ * the un-VALed entries of other CNs: CN 1's core 2 (requester 0x102, whose
+ * low byte is 2: a forget matching the core byte would drop it) and CN 3's.
+ * The latest-version search that FETCH_LATEST runs (cxs_lu_latest) then
+ * gives CN 3's value for A, first from the buffer, after a drain from the
+ * DRAM log; nothing for A + 8 (only the dropped REPL wrote it); CN 2's value
+ * for B; and its scan count shrinks by the dropped entries.
+ */
+START_TEST(forget_drops_a_dead_writers_unvaled_repls_only)
+{
+	struct cxs_stats *st = cxs_stats_new();
+	struct cxs_lu *lu = lu_with(16, 0, 0, st);
+	const uint64_t A = UINT64_C(0x1000) << 6, B = UINT64_C(0x2000) << 6;
+	const uint64_t vA1 = 0xa1, vA3 = 0xa3, vB = 0xb2, vB1 = 0xb1;
+	const uint64_t words[3] = {A, A + 8, B};
+	struct cxs_dk_entry out[3];
+	uint8_t found[3];
+	uint32_t moved = 0;
+
+	repl1(lu, 0, 0x201, 1, A, vA1);
+	val_ok(lu, 0x201, 1, 0, stamp(1, 1));
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 1);
+	const uint64_t a2[2] = {A, A + 8}, v2[2] = {0xdead, 0xbeef};
+	ck_assert_uint_ne(cxs_lu_repl(lu, 0, 0x201, 2, a2, v2, 2, false), CXS_TIME_INF);
+	repl1(lu, 0, 0x300, 1, A, vA3);
+	val_ok(lu, 0x300, 1, 0, stamp(2, 1));
+	repl1(lu, 0, 0x201, 3, B, vB);
+	val_ok(lu, 0x201, 3, 1, stamp(5, 1));
+	repl1(lu, 0, 0x102, 1, B, vB1); /* not VALed yet */
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 0); /* A and B are both blocked */
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 16 - 5);
+	ck_assert_uint_eq(cxs_lu_latest(lu, words, 3, out, found), 5 + 1);
+	ck_assert(found[0] && !found[1] && found[2]);
+	ck_assert_uint_eq(out[0].value, vA3);
+
+	ck_assert_uint_eq(cxs_lu_forget(lu, 2), 2);
+	ck_assert_uint_eq(counter(st, "forgotten_entries"), 2);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 16 - 3);
+	struct seen s = snapshot(lu);
+	ck_assert_uint_eq(count_where(&s, 0), 3);
+	ck_assert_uint_eq(s.e[0].requester, 0x300);
+	ck_assert_uint_eq(s.e[1].requester, 0x201);
+	ck_assert_uint_eq(s.e[1].value, vB);
+	ck_assert(s.e[1].valid);
+	ck_assert_uint_eq(s.e[2].requester, 0x102);
+	ck_assert(!s.e[2].valid);
+	seen_free(&s);
+	ck_assert_int_eq(cxs_lu_val(lu, 0, 0x201, 2, 1, stamp(3, 1), NULL, NULL, err, sizeof err),
+			 -1);
+
+	/* The search right after the forget: from the buffer. */
+	memset(out, 0, sizeof out);
+	ck_assert_uint_eq(cxs_lu_latest(lu, words, 3, out, found), 3 + 1);
+	ck_assert(found[0] && !found[1] && found[2]);
+	ck_assert_uint_eq(out[0].value, vA3);
+	ck_assert_uint_eq(out[0].stamp, stamp(2, 1));
+	ck_assert_uint_eq(out[0].requester, 0x300);
+	ck_assert_uint_eq(out[2].value, vB);
+	ck_assert_uint_eq(out[2].stamp, stamp(5, 1));
+
+	/* A moves (CN 3's entry after CN 2's); B still waits for CN 1's VAL. */
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 1);
+	s = snapshot(lu);
+	ck_assert_uint_eq(count_where(&s, 1), 2);
+	ck_assert_uint_eq(dram_at(&s, 0)->value, vA1);
+	ck_assert_uint_eq(dram_at(&s, 1)->value, vA3);
+	seen_free(&s);
+	memset(out, 0, sizeof out);
+	ck_assert_uint_eq(cxs_lu_latest(lu, words, 3, out, found), 2 + 2);
+	ck_assert(found[0] && !found[1] && found[2]);
+	ck_assert_uint_eq(out[0].value, vA3);
+	ck_assert_uint_eq(out[0].stamp, stamp(2, 1));
+	ck_assert_uint_eq(out[2].value, vB);
+
+	/* Nothing more of CN 2 to forget; CN 1 (failing too) had one. */
+	ck_assert_uint_eq(cxs_lu_forget(lu, 2), 0);
+	ck_assert_uint_eq(cxs_lu_forget(lu, 7), 0);
+	ck_assert_uint_eq(cxs_lu_forget(lu, 1), 1);
+	ck_assert_uint_eq(counter(st, "forgotten_entries"), 3);
+	cxs_lu_drain(lu, 0, &moved);
+	ck_assert_uint_eq(moved, 1);
+	ck_assert_uint_eq(cxs_lu_sram_free(lu), 16);
+	memset(out, 0, sizeof out);
+	ck_assert_uint_eq(cxs_lu_latest(lu, words, 3, out, found), 3);
+	ck_assert(found[0] && !found[1] && found[2]);
+	ck_assert_uint_eq(out[2].value, vB);
+	ck_assert_uint_eq(out[2].requester, 0x201);
+	cxs_lu_free(lu);
+	cxs_stats_free(st);
+}
+END_TEST
+
 Suite *diktamo_suite(void)
 {
 	Suite *s = suite_create("diktamo");
@@ -1318,6 +1418,7 @@ Suite *diktamo_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("search");
 	tcase_add_test(tc, lu_latest_matches_brute_force);
+	tcase_add_test(tc, forget_drops_a_dead_writers_unvaled_repls_only);
 	tcase_add_test(tc, dump_splits_by_destination_and_keep);
 	tcase_add_test(tc, store_latest_matches_brute_force);
 	tcase_add_test(tc, store_refuses_a_corrupt_chunk);

@@ -1,8 +1,12 @@
 /*
- * Thread programs on the native backend (kthread.h): the reference runs that
- * the simulated machine's results are compared with must themselves be right.
+ * Thread programs (kthread.h) on the native backend — the reference runs that
+ * the simulated machine's results are compared with must themselves be
+ * right — and the runtime's view of failed CNs (failed_cns: lock takeover,
+ * barriers that shrink, waived checks), driven step by step through the
+ * simulator's side of the API so that a test chooses who runs when.
  */
 #include <check.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +107,531 @@ START_TEST(test_native_failure_message)
 }
 END_TEST
 
+/* ---- the runtime's view of failed CNs (cxs_kt_params.failed_cns) ------------------ */
+
+/*
+ * Threads driven through the simulator's side of the API (cxs_kt_next /
+ * cxs_kt_loaded) on a flat memory, one operation at a time, in the order a
+ * test chooses: each operation acts on memory when it is popped, so the
+ * memory is sequentially consistent and a thread's progress is whatever the
+ * test grants it. A dead thread is simply never stepped again; the failure
+ * becomes visible when the test sets bits in F.failed, the word every
+ * thread's failed_cns points to.
+ */
+enum { F_MAX = 4, F_SHARED = 512 };
+#define F_BASE (UINT64_C(1) << 40)
+/* Shared layout (byte offsets). */
+#define F_LOCK 0     /* lock word */
+#define F_LOCK2 64   /* a second lock */
+#define F_FLAG 128   /* set by the test: thread 1 may unlock */
+#define F_BAR 192    /* barrier: count, sense */
+#define F_RES 256    /* per thread: result word (lock: 1 acquired, 2 taken over) */
+#define F_RES2 320   /* per thread: a second result word */
+#define F_PASS 384   /* per thread: episodes passed (barriers) */
+
+static struct {
+	struct cxs_kernel k;
+	struct cxs_kimage img;
+	struct cxs_kt *kt[F_MAX];
+	bool done[F_MAX];
+	uint8_t mem[F_SHARED];
+	uint64_t failed;
+	uint32_t bar_n; /* the barrier's thread count */
+} F;
+
+static uint64_t f_word(uint64_t off)
+{
+	uint64_t v;
+	memcpy(&v, F.mem + off, 8);
+	return v;
+}
+
+static void f_setup(cxs_kt_main_fn *run, uint32_t nthreads, uint32_t cores_per_cn,
+		    const uint8_t *reference)
+{
+	char err[256] = "";
+	memset(&F, 0, sizeof F);
+	F.k = (struct cxs_kernel){.name = "failview", .run = run};
+	F.img = (struct cxs_kimage){.size = 1, .seed = 3, .nthreads = nthreads,
+				    .shared_bytes = F_SHARED};
+	for (uint32_t t = 0; t < nthreads; t++) {
+		struct cxs_kt_params p = {.kernel = &F.k, .img = &F.img, .reference = reference,
+					  .id = t, .shared_base = F_BASE,
+					  .private_base = (uint64_t)(t + 1) << 32,
+					  .stack_bytes = 64 << 10, .failed_cns = &F.failed,
+					  .cores_per_cn = cores_per_cn};
+		F.kt[t] = cxs_kt_new(&p, err, sizeof err);
+		ck_assert_msg(F.kt[t] != NULL, "%s", err);
+	}
+}
+
+static void f_teardown(void)
+{
+	for (uint32_t t = 0; t < F.img.nthreads; t++)
+		cxs_kt_free(F.kt[t]);
+}
+
+/* Pops and performs one operation of thread t; returns its kind. */
+static uint8_t f_step(uint32_t t)
+{
+	struct cxs_kop op;
+	ck_assert(!F.done[t]);
+	cxs_kt_next(F.kt[t], &op);
+	uint8_t *a = NULL;
+	if (op.kind == CXS_KOP_LOAD || op.kind == CXS_KOP_STORE || op.kind == CXS_KOP_SWAP ||
+	    op.kind == CXS_KOP_FETCH_ADD) {
+		ck_assert_uint_eq(op.size, 8);
+		ck_assert_msg(op.addr >= F_BASE && op.addr - F_BASE + 8 <= F_SHARED,
+			      "thread %u: access at %#" PRIx64, t, op.addr);
+		a = F.mem + (op.addr - F_BASE);
+	}
+	uint64_t v = 0, nv;
+	switch (op.kind) {
+	case CXS_KOP_LOAD:
+		memcpy(&v, a, 8);
+		cxs_kt_loaded(F.kt[t], op.n, v);
+		break;
+	case CXS_KOP_STORE:
+		memcpy(a, &op.value, 8);
+		break;
+	case CXS_KOP_SWAP:
+	case CXS_KOP_FETCH_ADD:
+		memcpy(&v, a, 8);
+		nv = op.kind == CXS_KOP_SWAP ? op.value : v + op.value;
+		memcpy(a, &nv, 8);
+		cxs_kt_loaded(F.kt[t], op.n, v);
+		break;
+	case CXS_KOP_DONE:
+	case CXS_KOP_FAIL:
+		F.done[t] = true;
+		break;
+	default:
+		break;
+	}
+	return op.kind;
+}
+
+/* Runs thread t for up to n operations or until it ends; returns how many ran. */
+static uint32_t f_run(uint32_t t, uint32_t n)
+{
+	uint32_t i = 0;
+	while (i < n && !F.done[t]) {
+		f_step(t);
+		i++;
+	}
+	return i;
+}
+
+/* Runs thread t until word `off` is nonzero (at most 10 000 operations). */
+static void f_run_until_set(uint32_t t, uint64_t off)
+{
+	for (uint32_t i = 0; i < 10000 && f_word(off) == 0 && !F.done[t]; i++)
+		f_step(t);
+	ck_assert_msg(f_word(off) != 0, "thread %u never set shared word %#" PRIx64, t, off);
+}
+
+/* Runs thread t until shared word `off` equals v (at most 10 000 operations). */
+static void f_run_until_eq(uint32_t t, uint64_t off, uint64_t v)
+{
+	for (uint32_t i = 0; i < 10000 && f_word(off) != v && !F.done[t]; i++)
+		f_step(t);
+	ck_assert_msg(f_word(off) == v, "thread %u: shared word %#" PRIx64 " is %" PRIu64
+		      ", not %" PRIu64, t, off, f_word(off), v);
+}
+
+static enum cxs_kt_wait_kind f_waiting(uint32_t t, uint32_t *holder)
+{
+	struct cxs_kt_wait w;
+	cxs_kt_waiting(F.kt[t], &w);
+	if (holder)
+		*holder = w.holder;
+	return w.kind;
+}
+
+/*
+ * Thread 2 takes LOCK and dies holding it; thread 1 takes LOCK2 and holds it
+ * until FLAG; thread 0 takes LOCK (a takeover), releases it, then LOCK2.
+ */
+static void lock_prog(struct cxs_kt *kt)
+{
+	uint64_t s = cxs_kt_shared(kt);
+	uint32_t id = cxs_kt_id(kt);
+	switch (id) {
+	case 0:
+		cxs_kt_store(kt, s + F_RES, 8, cxs_kt_lock(kt, s + F_LOCK) ? 2 : 1);
+		cxs_kt_unlock(kt, s + F_LOCK);
+		cxs_kt_store(kt, s + F_RES2, 8, cxs_kt_lock(kt, s + F_LOCK2) ? 2 : 1);
+		cxs_kt_unlock(kt, s + F_LOCK2);
+		break;
+	case 1:
+		cxs_kt_store(kt, s + F_RES + 8, 8, cxs_kt_lock(kt, s + F_LOCK2) ? 2 : 1);
+		while (cxs_kt_load(kt, s + F_FLAG, 8) == 0)
+			cxs_kt_compute(kt, 1);
+		cxs_kt_unlock(kt, s + F_LOCK2);
+		break;
+	case 2:
+		cxs_kt_store(kt, s + F_RES + 16, 8, cxs_kt_lock(kt, s + F_LOCK) ? 2 : 1);
+		cxs_kt_unlock(kt, s + F_LOCK);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Four threads, two per CN (threads 0, 1 on CN 0; 2, 3 on CN 1). Thread 0
+ * spins on LOCK, held by thread 2, as long as CN 1 is alive (the waiting
+ * report names holder 2); once CN 1 has failed it takes the lock over:
+ * cxs_kt_lock returns true, the lock word names thread 0, one takeover is
+ * counted. LOCK2 is held by thread 1, alive on CN 0 although its id is the
+ * failed CN's number (a view mapping threads to CNs by id would take it
+ * over): thread 0 waits until thread 1 releases it, and that lock returns
+ * false with no second takeover.
+ */
+START_TEST(test_lock_takeover_of_a_dead_holder)
+{
+	f_setup(lock_prog, 4, 2, NULL);
+	uint32_t holder = 0;
+
+	f_run_until_set(2, F_RES + 16);
+	ck_assert_uint_eq(f_word(F_RES + 16), 1);
+	ck_assert_uint_eq(f_word(F_LOCK), 3);
+	f_run_until_set(1, F_RES + 8);
+	ck_assert_uint_eq(f_word(F_LOCK2), 2);
+
+	f_run(0, 500);
+	ck_assert_uint_eq(f_word(F_RES), 0);
+	ck_assert_int_eq(f_waiting(0, &holder), CXS_KT_WAIT_LOCK);
+	ck_assert_uint_eq(holder, 2);
+	ck_assert_uint_eq(cxs_kt_takeovers(F.kt[0]), 0);
+
+	F.failed = UINT64_C(1) << 1; /* CN 1: threads 2 and 3 */
+	f_run_until_set(0, F_RES);
+	ck_assert_uint_eq(f_word(F_RES), 2);
+	ck_assert_uint_eq(cxs_kt_takeovers(F.kt[0]), 1);
+	ck_assert_uint_eq(cxs_kt_failed_cns(F.kt[0]), 2);
+
+	f_run(0, 500);
+	ck_assert_uint_eq(f_word(F_LOCK), 0); /* released after the takeover */
+	ck_assert_uint_eq(f_word(F_RES2), 0);
+	ck_assert_int_eq(f_waiting(0, &holder), CXS_KT_WAIT_LOCK);
+	ck_assert_uint_eq(holder, 1);
+	ck_assert_uint_eq(f_word(F_LOCK2), 2);
+
+	memset(F.mem + F_FLAG, 1, 1);
+	f_run(1, 10000);
+	ck_assert(F.done[1]);
+	f_run(0, 10000);
+	ck_assert(F.done[0]);
+	ck_assert_uint_eq(f_word(F_RES2), 1);
+	ck_assert_uint_eq(f_word(F_LOCK2), 0);
+	ck_assert_uint_eq(cxs_kt_takeovers(F.kt[0]), 1);
+	ck_assert_uint_eq(cxs_kt_takeovers(F.kt[1]), 0);
+	ck_assert_int_eq(f_waiting(0, NULL), CXS_KT_NO_WAIT);
+	f_teardown();
+}
+END_TEST
+
+/* Two episodes of a barrier of F.bar_n threads, each counted in F_PASS + 8 id. */
+static void barrier_prog(struct cxs_kt *kt)
+{
+	uint64_t s = cxs_kt_shared(kt), me = s + F_PASS + 8 * cxs_kt_id(kt);
+	if (F.bar_n < cxs_kt_count(kt) && cxs_kt_id(kt) % 2 == 1)
+		return; /* a subset barrier: the even threads only */
+	for (int ep = 0; ep < 2; ep++) {
+		cxs_kt_barrier(kt, s + F_BAR, F.bar_n);
+		cxs_kt_store(kt, me, 8, cxs_kt_load(kt, me, 8) + 1);
+	}
+}
+
+/* Runs thread t until it spins at the barrier (or passes it, or ends). */
+static void f_run_to_barrier(uint32_t t)
+{
+	for (uint32_t i = 0; i < 100 && f_waiting(t, NULL) != CXS_KT_WAIT_BARRIER && !F.done[t]; i++)
+		f_step(t);
+	ck_assert_int_eq(f_waiting(t, NULL), CXS_KT_WAIT_BARRIER);
+}
+
+static uint64_t f_pass(uint32_t t)
+{
+	return f_word(F_PASS + 8 * t);
+}
+
+/*
+ * A barrier of all four threads (one per CN). Threads 0, 1 and 3 arrive and
+ * spin; thread 2 dies before arriving. Once CN 2 has failed, threads 1 and 3
+ * look again and still wait (only the lowest live thread ends the episode);
+ * thread 0 then releases it and all three pass. The second episode shrinks
+ * at once: the last live arrival (thread 3) completes it with 0 and 1
+ * waiting, and the count word is left at zero.
+ */
+START_TEST(test_barrier_of_all_shrinks_when_one_dies)
+{
+	f_setup(barrier_prog, 4, 1, NULL);
+	F.bar_n = 4;
+	f_run_to_barrier(0);
+	f_run_to_barrier(1);
+	f_run_to_barrier(3);
+	f_run(0, 200);
+	f_run(1, 200);
+	f_run(3, 200);
+	ck_assert_uint_eq(f_pass(0) + f_pass(1) + f_pass(3), 0);
+
+	F.failed = UINT64_C(1) << 2;
+	f_run(1, 300);
+	f_run(3, 300);
+	ck_assert_uint_eq(f_pass(1), 0);
+	ck_assert_uint_eq(f_pass(3), 0);
+	ck_assert_int_eq(f_waiting(1, NULL), CXS_KT_WAIT_BARRIER);
+	f_run_until_set(0, F_PASS);
+	f_run_until_set(1, F_PASS + 8);
+	f_run_until_set(3, F_PASS + 24);
+
+	/* Episode 2. */
+	f_run_to_barrier(0);
+	f_run_to_barrier(1);
+	f_run(0, 200);
+	f_run(1, 200);
+	ck_assert_uint_eq(f_pass(0), 1);
+	ck_assert_uint_eq(f_pass(1), 1);
+	f_run(3, 10000);
+	ck_assert(F.done[3]);
+	ck_assert_uint_eq(f_pass(3), 2);
+	f_run(0, 10000);
+	f_run(1, 10000);
+	ck_assert(F.done[0] && F.done[1]);
+	ck_assert_uint_eq(f_pass(0), 2);
+	ck_assert_uint_eq(f_pass(1), 2);
+	ck_assert_uint_eq(f_pass(2), 0);
+	ck_assert_uint_eq(f_word(F_BAR), 0);
+	f_teardown();
+}
+END_TEST
+
+/*
+ * The dead thread had arrived before it died (its bit is in the mask), and
+ * the failure is known before the last live thread arrives: that arrival
+ * ends the episode without anyone looking again. Then the second episode
+ * (thread 2's stale bit cleared by the release) completes with the three
+ * live threads.
+ */
+START_TEST(test_barrier_of_all_dead_thread_had_arrived)
+{
+	f_setup(barrier_prog, 4, 1, NULL);
+	F.bar_n = 4;
+	f_run_to_barrier(2);
+	f_run_to_barrier(0);
+	f_run_to_barrier(1);
+	F.failed = UINT64_C(1) << 2;
+	ck_assert_uint_eq(f_word(F_BAR), 0x7); /* threads 0, 1 and 2 */
+	f_run_until_set(3, F_PASS + 24);
+	f_run_to_barrier(3); /* episode 2 */
+	ck_assert_uint_eq(f_pass(0) + f_pass(1), 0);
+	f_run_until_set(0, F_PASS);
+	f_run_to_barrier(0);
+	/* Thread 2's bit went with the reset; thread 0, the lowest live, adds it again. */
+	ck_assert_uint_eq(f_word(F_BAR), 0xd);
+	f_run(1, 10000);
+	ck_assert(F.done[1]);
+	f_run(0, 10000);
+	f_run(3, 10000);
+	ck_assert(F.done[0] && F.done[3]);
+	for (uint32_t t = 0; t < 4; t++)
+		ck_assert_uint_eq(f_pass(t), t == 2 ? 0 : 2);
+	f_teardown();
+}
+END_TEST
+
+/*
+ * Regression: an episode released twice loses an arrival of the next one.
+ * Threads 0 and 1 wait; thread 2 dies before arriving; thread 3, knowing of
+ * the failure, arrives last — and before it resets the count and releases,
+ * thread 0 (the lowest live thread) learns of the failure and sees every
+ * live thread arrived. If both may end the episode, thread 0 releases it,
+ * passes and arrives at the next episode, and thread 3's late reset of the
+ * count erases that arrival: the next episode then waits for ever for
+ * thread 0, which waits in it. Exactly one thread must end an episode.
+ */
+START_TEST(test_barrier_released_once_after_a_failure)
+{
+	f_setup(barrier_prog, 4, 1, NULL);
+	F.bar_n = 4;
+	f_run_to_barrier(0);
+	f_run_to_barrier(1);
+	f_run(0, 200);
+	f_run(1, 200);
+
+	F.failed = UINT64_C(1) << 2;
+	for (int i = 0; i < 100 && !(f_word(F_BAR) & 0x8); i++)
+		f_step(3); /* up to thread 3's fetch-and-add, not beyond */
+	ck_assert_uint_eq(f_word(F_BAR) & 0x8, 0x8);
+	f_run_until_eq(0, F_PASS, 1);
+	f_run_to_barrier(0); /* thread 0 waits in episode 2 */
+
+	for (int round = 0; round < 50; round++)
+		for (uint32_t t = 0; t < 4; t++)
+			if (t != 2 && !F.done[t])
+				f_run(t, 200);
+	for (uint32_t t = 0; t < 4; t++)
+		if (t != 2)
+			ck_assert_msg(F.done[t] && f_pass(t) == 2,
+				      "thread %u passed %" PRIu64 " episodes of 2 (count word %#" PRIx64
+				      ")",
+				      t, f_pass(t), f_word(F_BAR));
+	ck_assert_uint_eq(f_word(F_BAR), 0);
+	f_teardown();
+}
+END_TEST
+
+/*
+ * The lowest live thread learns of the failure while its own arrival is in
+ * flight (after its fetch-and-add, before it sees the result): its arrival
+ * did not account for dead thread 2, so it must look again as soon as it
+ * waits — not take the new view as already seen — and end the episode.
+ */
+START_TEST(test_barrier_failure_learned_during_an_arrival)
+{
+	f_setup(barrier_prog, 4, 1, NULL);
+	F.bar_n = 4;
+	f_run_to_barrier(1);
+	f_run_to_barrier(3);
+	for (int i = 0; i < 100 && !(f_word(F_BAR) & 0x1); i++)
+		f_step(0);
+	ck_assert_uint_eq(f_word(F_BAR), 0xb);
+	F.failed = UINT64_C(1) << 2;
+	f_run_until_eq(0, F_PASS, 1);
+	f_run_until_eq(1, F_PASS + 8, 1);
+	f_run_until_eq(3, F_PASS + 24, 1);
+	f_teardown();
+}
+END_TEST
+
+/*
+ * The lowest live thread learns of a failure just after the episode it
+ * waits in was completed — by the dead thread's own arrival, made before
+ * it died — and reset: it must not add the dead thread's bit to the word
+ * then (its own bit is gone from it: the word is no longer its episode's),
+ * or the final episode leaves the count nonzero, unlike a run without the
+ * failure, whose memory image recovery is checked against.
+ */
+START_TEST(test_barrier_failure_learned_after_the_release)
+{
+	f_setup(barrier_prog, 4, 1, NULL);
+	F.bar_n = 4;
+	for (int round = 0; round < 50; round++)
+		for (uint32_t t = 0; t < 4; t++)
+			for (int i = 0; i < 20 && f_pass(t) == 0; i++)
+				f_step(t);
+	for (uint32_t t = 0; t < 4; t++)
+		ck_assert_uint_eq(f_pass(t), 1);
+	f_run_to_barrier(2); /* episode 2: thread 2 arrives, then dies */
+	f_run_to_barrier(0);
+	f_run_to_barrier(1);
+	struct cxs_kop op;
+	do { /* thread 0 has just read the old sense */
+		cxs_kt_next(F.kt[0], &op);
+		ck_assert(op.kind != CXS_KOP_DONE && op.kind != CXS_KOP_FAIL);
+		if (op.kind == CXS_KOP_LOAD) {
+			uint64_t v;
+			memcpy(&v, F.mem + (op.addr - F_BASE), 8);
+			cxs_kt_loaded(F.kt[0], op.n, v);
+		}
+	} while (!(op.kind == CXS_KOP_LOAD && op.addr == F_BASE + F_BAR + 8));
+	F.failed = UINT64_C(1) << 2;
+	f_run(3, 10000); /* the last arrival: completes and resets */
+	ck_assert(F.done[3]);
+	f_run(0, 10000);
+	f_run(1, 10000);
+	ck_assert(F.done[0] && F.done[1]);
+	ck_assert_uint_eq(f_word(F_BAR), 0);
+	f_teardown();
+}
+END_TEST
+
+/*
+ * A barrier of a subset: participants 0 and 2 of four threads, n = 2, as
+ * litmus tests do. It completes in either arrival order, twice, and leaves
+ * the count at zero; the other threads never touch it. Regression (commit
+ * 4d190b3): with the arrival mask indexed by thread id, 0 and 2 set bits 0
+ * and 2 of a count that completes at 0b11, and deadlocked at 4 CNs.
+ */
+START_TEST(test_barrier_of_a_subset_completes)
+{
+	for (int order = 0; order < 2; order++) {
+		const uint32_t a = order ? 2 : 0, b = order ? 0 : 2;
+		f_setup(barrier_prog, 4, 1, NULL);
+		F.bar_n = 2;
+		f_run(1, 100);
+		f_run(3, 100);
+		ck_assert(F.done[1] && F.done[3]);
+		/* Episode 1: a, then b. */
+		f_run_to_barrier(a);
+		f_run(a, 200);
+		ck_assert_uint_eq(f_pass(a), 0);
+		f_run_until_eq(b, F_PASS + 8 * b, 1);
+		f_run_until_eq(a, F_PASS + 8 * a, 1);
+		/* Episode 2: b, then a. */
+		f_run_to_barrier(b);
+		f_run(b, 200);
+		ck_assert_uint_eq(f_pass(b), 1);
+		f_run_until_eq(a, F_PASS + 8 * a, 2);
+		f_run_until_eq(b, F_PASS + 8 * b, 2);
+		f_run(0, 100);
+		f_run(2, 100);
+		ck_assert(F.done[0] && F.done[2]);
+		ck_assert_uint_eq(f_word(F_BAR), 0);
+		f_teardown();
+	}
+}
+END_TEST
+
+/* Compares the shared region with the reference, then gives up on its own. */
+static void checking_prog(struct cxs_kt *kt)
+{
+	cxs_kt_check_words(kt, 0, 64);
+	cxs_kt_fail(kt, "thread %u: wrong answer", cxs_kt_id(kt));
+}
+
+/*
+ * Checks after a failure are waived: with a CN failed before the program
+ * runs, its comparison with the reference (which differs from memory) loads
+ * nothing and fails nothing, cxs_kt_fail ends the thread (DONE, not FAIL),
+ * and cxs_kt_waived counts both with the first one's message. Without a
+ * failure the same program stops the run at the comparison (FAIL, with the
+ * word and the reference's value in the message) and nothing is waived.
+ */
+START_TEST(test_checks_waived_after_a_failure)
+{
+	uint8_t ref[F_SHARED];
+	memset(ref, 0x11, sizeof ref);
+	const char *first = NULL;
+
+	f_setup(checking_prog, 2, 1, ref);
+	F.failed = UINT64_C(1) << 1;
+	uint8_t kind = 0;
+	for (int i = 0; i < 100 && !F.done[0]; i++)
+		kind = f_step(0);
+	ck_assert_int_eq(kind, CXS_KOP_DONE);
+	ck_assert_uint_eq(cxs_kt_mem_ops(F.kt[0]), 0);
+	ck_assert_uint_eq(cxs_kt_waived(F.kt[0], &first), 2);
+	ck_assert_ptr_nonnull(first);
+	ck_assert_msg(strstr(first, "thread 0's comparison with the reference") != NULL, "%s", first);
+	ck_assert_str_eq(cxs_kt_error(F.kt[0]), "");
+	f_teardown();
+
+	f_setup(checking_prog, 2, 1, ref);
+	for (int i = 0; i < 100 && !F.done[0]; i++)
+		kind = f_step(0);
+	ck_assert_int_eq(kind, CXS_KOP_FAIL);
+	ck_assert_uint_eq(cxs_kt_waived(F.kt[0], &first), 0);
+	ck_assert_ptr_null(first);
+	ck_assert_msg(strstr(cxs_kt_error(F.kt[0]), "read 0 at shared offset 0") != NULL &&
+			      strstr(cxs_kt_error(F.kt[0]), "0x1111111111111111") != NULL,
+		      "%s", cxs_kt_error(F.kt[0]));
+	f_teardown();
+}
+END_TEST
+
 Suite *kthread_suite(void)
 {
 	Suite *s = suite_create("kthread");
@@ -112,6 +641,16 @@ Suite *kthread_suite(void)
 	tcase_add_test(tc, test_litmus_native_builds_and_runs);
 	tcase_add_test(tc, test_native_reports_a_stuck_lock);
 	tcase_add_test(tc, test_native_failure_message);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("failure_view");
+	tcase_add_test(tc, test_lock_takeover_of_a_dead_holder);
+	tcase_add_test(tc, test_barrier_of_all_shrinks_when_one_dies);
+	tcase_add_test(tc, test_barrier_of_all_dead_thread_had_arrived);
+	tcase_add_test(tc, test_barrier_released_once_after_a_failure);
+	tcase_add_test(tc, test_barrier_failure_learned_during_an_arrival);
+	tcase_add_test(tc, test_barrier_failure_learned_after_the_release);
+	tcase_add_test(tc, test_barrier_of_a_subset_completes);
+	tcase_add_test(tc, test_checks_waived_after_a_failure);
 	suite_add_tcase(s, tc);
 	return s;
 }
