@@ -73,6 +73,8 @@ struct cxs_kimage {
 	uint64_t ops;           /* operations per thread, for kernels that take a count
 				   (workload.ops; 0: the kernel's default) */
 	uint64_t seed;
+	uint64_t variant;       /* the kernel's variant or second parameter (workload.variant;
+				   0: its default): see each kernel's doc */
 	uint32_t nthreads;
 	uint8_t *shared;        /* initial contents of the shared (CXL) region */
 	uint64_t shared_bytes;  /* multiple of 64 */
@@ -191,6 +193,14 @@ void cxs_kt_check_words(struct cxs_kt *kt, uint64_t off, uint64_t len);
  */
 void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+/*
+ * The same for a check in the middle of the program, which the thread can go
+ * on past: before a failure it stops the run as cxs_kt_fail does; after one
+ * it is waived and returns, so that the thread still reaches the barriers
+ * the survivors wait at (cxs_kt_fail would end it there).
+ */
+void cxs_kt_fail_or_waive(struct cxs_kt *kt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Adds to a per-thread result counter (stored in HDF5 as workload/<name>). */
 void cxs_kt_result(struct cxs_kt *kt, const char *name, uint64_t add);
 

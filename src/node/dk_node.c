@@ -156,7 +156,9 @@ static void replicated(void *ctx, uint32_t core, uint32_t id, cxs_time now)
 
 static void rec_pause(void *ctx, cxs_time now)
 {
+	struct cn_node *cn = ctx;
 	(void)now;
+	cn->watch_quiet_until = CXS_TIME_INF;
 	workload_pause(ctx);
 }
 
@@ -177,6 +179,7 @@ static void rec_resume(void *ctx, cxs_time now)
 	struct cn_node *cn = ctx;
 	/* The threads' runtime learns which CNs failed (their locks, barriers, checks). */
 	cn->runtime_failed = cxs_dk_rec_cn_recovered(cn->dkr);
+	cn->watch_quiet_until = now + cn->M->deadlock_timeout;
 	workload_resume(cn, now);
 }
 

@@ -592,6 +592,19 @@ void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
 		leave(kt);
 }
 
+void cxs_kt_fail_or_waive(struct cxs_kt *kt, const char *fmt, ...)
+{
+	char msg[sizeof kt->err];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (!failed_view(kt))
+		cxs_kt_fail(kt, "%s", msg);
+	if (kt->waived++ == 0)
+		snprintf(kt->waived_msg, sizeof kt->waived_msg, "%s", msg);
+}
+
 void cxs_kt_result(struct cxs_kt *kt, const char *name, uint64_t add)
 {
 	for (size_t i = 0; i < kt->nresults; i++)

@@ -304,6 +304,17 @@ void cxs_kt_fail(struct cxs_kt *kt, const char *fmt, ...)
 	exit(1);
 }
 
+void cxs_kt_fail_or_waive(struct cxs_kt *kt, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "cxlsim-native: %s: ", kt->p.kernel->name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1); /* no failures here: nothing is waived */
+}
+
 void cxs_kt_result(struct cxs_kt *kt, const char *name, uint64_t add)
 {
 	for (size_t i = 0; i < kt->nresults; i++)

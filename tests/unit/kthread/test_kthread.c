@@ -632,6 +632,44 @@ START_TEST(test_checks_waived_after_a_failure)
 }
 END_TEST
 
+static void going_on_prog(struct cxs_kt *kt)
+{
+	cxs_kt_fail_or_waive(kt, "thread %u: a record is half written", cxs_kt_id(kt));
+	cxs_kt_store(kt, cxs_kt_shared(kt) + 8, 8, 42); /* the program goes on past it */
+}
+
+/*
+ * A check in the middle of the program (cxs_kt_fail_or_waive): after a
+ * failure it is waived and returns — the store after it happens, so the
+ * thread would still reach later barriers — and without one it stops the
+ * run with its message, the store never issued.
+ */
+START_TEST(test_midway_check_waived_goes_on)
+{
+	const char *first = NULL;
+	f_setup(going_on_prog, 2, 1, NULL);
+	F.failed = UINT64_C(1) << 1;
+	uint8_t kind = 0;
+	for (int i = 0; i < 100 && !F.done[0]; i++)
+		kind = f_step(0);
+	ck_assert_int_eq(kind, CXS_KOP_DONE);
+	ck_assert_uint_eq(f_word(8), 42);
+	ck_assert_uint_eq(cxs_kt_waived(F.kt[0], &first), 1);
+	ck_assert_str_eq(first, "thread 0: a record is half written");
+	ck_assert_str_eq(cxs_kt_error(F.kt[0]), "");
+	f_teardown();
+
+	f_setup(going_on_prog, 2, 1, NULL);
+	for (int i = 0; i < 100 && !F.done[0]; i++)
+		kind = f_step(0);
+	ck_assert_int_eq(kind, CXS_KOP_FAIL);
+	ck_assert_uint_eq(f_word(8), 0);
+	ck_assert_uint_eq(cxs_kt_waived(F.kt[0], &first), 0);
+	ck_assert_str_eq(cxs_kt_error(F.kt[0]), "thread 0: a record is half written");
+	f_teardown();
+}
+END_TEST
+
 Suite *kthread_suite(void)
 {
 	Suite *s = suite_create("kthread");
@@ -651,6 +689,7 @@ Suite *kthread_suite(void)
 	tcase_add_test(tc, test_barrier_failure_learned_after_the_release);
 	tcase_add_test(tc, test_barrier_of_a_subset_completes);
 	tcase_add_test(tc, test_checks_waived_after_a_failure);
+	tcase_add_test(tc, test_midway_check_waived_goes_on);
 	suite_add_tcase(s, tc);
 	return s;
 }
