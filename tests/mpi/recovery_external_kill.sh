@@ -12,7 +12,10 @@
 TRIALS=${1:-3}
 IMAGEDIFF="/usr/bin/python3 $SRC/analysis/cxlsim-imagediff"
 args=("$SRC/inputs/wb-16x4.ini" --set system.cns=4 --set system.mns=4 --set system.protocol=proactive
-      --set workload.kernel=ycsb --set workload.size=2048 --set engine.failure_timeout=2.0)
+      --set workload.kernel=ycsb --set workload.size=2048 --set workload.ops=2048
+      --set engine.failure_timeout=2.0)
+# workload.ops: the run lasts ~10 s on an idle 2-core machine (the default 64
+# operations a thread end in about 1 s, before the kill).
 for trial in $(seq "$TRIALS"); do
 	out="$WORK/ext$trial.h5"
 	"$MPIRUN" -np 8 "$CXLSIM" --quiet -o "$out" "${args[@]}" >"$out.stdout" 2>"$out.stderr" &
@@ -23,7 +26,7 @@ for trial in $(seq "$TRIALS"); do
 		sleep 0.1
 	done
 	[ -n "$pid" ] || { echo "rank 1 never started"; kill $mp; exit 1; }
-	sleep "1.$((RANDOM % 10))"
+	sleep "$((1 + RANDOM % 3)).$((RANDOM % 10))" # 1-4 s after rank 1 appears: past MPI_Init, in the run
 	kill -9 "$pid" || { echo "rank 1 ended before the kill: lengthen the run"; exit 1; }
 	# A bound far above the run's time (~20 s on an idle 2-core machine), not a hang's.
 	t0=$SECONDS
