@@ -28,7 +28,11 @@
  * reads, splits, encodes and compresses, as the median of REPS runs, at zlib
  * levels 9 (the paper's), 6 and 1.
  *
- * A benchmark: it prints, it asserts nothing.
+ * A benchmark that also checks what it measures, exit 1 on a failure: every
+ * dumped chunk inflates to its raw length and decodes to its entry count,
+ * each entry VALed, of the chunk's destination MN and of a line CN 0 saves;
+ * every entry CN 0 was given and saves reaches a dump; and both streams
+ * compress (a factor above 1 against the 24-byte entries).
  *   dk_compress [GRID] [SWEEPS] [REPS]     (defaults 1024 8 5)
  */
 #include <math.h>
@@ -72,6 +76,7 @@ static double now_s(void)
 
 struct totals {
 	uint64_t entries, raw, packed, packed24, rows32;
+	uint64_t fed_saved; /* entries CN 0 was given of lines it saves */
 	double dump_s;
 };
 
@@ -139,6 +144,30 @@ static void dump(struct cxs_lu *lu, struct ctx *c, struct totals *t, int level)
 	}
 	t->dump_s += now_s() - t0;
 	for (size_t i = 0; i < nch; i++) {
+		unsigned char *raw;
+		struct cxs_dk_entry *e;
+		size_t n;
+		char err[256];
+		if (cxs_dk_inflate(ch[i].bytes, ch[i].len, ch[i].raw_len, &raw, err, sizeof err) != 0 ||
+		    cxs_dk_log_decode(raw, ch[i].raw_len, &e, &n, err, sizeof err) != 0) {
+			fprintf(stderr, "dk_compress: a dumped chunk does not read back: %s\n", err);
+			exit(1);
+		}
+		if (n != ch[i].nentries) {
+			fprintf(stderr, "dk_compress: a chunk of %zu entries decodes to %zu\n",
+				(size_t)ch[i].nentries, n);
+			exit(1);
+		}
+		for (size_t j = 0; j < n; j++)
+			if (!e[j].valid || dest(c, e[j].addr >> 6) != ch[i].dest ||
+			    !keep(c, e[j].addr >> 6)) {
+				fprintf(stderr, "dk_compress: entry %#llx in the chunk for MN %u is not "
+					"CN 0's to save there\n", (unsigned long long)e[j].addr,
+					ch[i].dest);
+				exit(1);
+			}
+		free(e);
+		free(raw);
 		t->entries += ch[i].nentries;
 		t->raw += ch[i].raw_len;
 		t->packed += ch[i].len;
@@ -161,6 +190,7 @@ static void store_line(struct cxs_lu *lu, struct ctx *c, struct totals *t, int l
 		mine |= g[i] == ME;
 	if (!mine)
 		return;
+	t->fed_saved += keep(c, line) ? 8 : 0;
 	uint64_t a[8];
 	for (int i = 0; i < 8; i++)
 		a[i] = (line << 6) + 8 * (uint64_t)i;
@@ -237,6 +267,11 @@ static void run(const char *kind, uint32_t grid, uint32_t sweeps, int level, str
 	uint32_t moved;
 	cxs_lu_drain(lu, 0, &moved);
 	dump(lu, &c, t, level);
+	if (t->entries != t->fed_saved) {
+		fprintf(stderr, "dk_compress: %s: CN 0 saves %lu entries, its dumps hold %lu\n", kind,
+			(unsigned long)t->fed_saved, (unsigned long)t->entries);
+		exit(1);
+	}
 	free(u);
 	free(nu);
 	free(epoch);
@@ -270,6 +305,11 @@ int main(int argc, char **argv)
 				run(kinds[k], grid, sweeps, levels[l], &t);
 				rate[r] = 24.0 * (double)t.entries / 1e6 / t.dump_s;
 				rate_raw[r] = (double)t.raw / 1e6 / t.dump_s;
+			}
+			if (t.packed == 0 || 24.0 * (double)t.entries / (double)t.packed <= 1.0) {
+				fprintf(stderr, "dk_compress: %s at level %d does not compress\n",
+					kinds[k], levels[l]);
+				return 1;
 			}
 			qsort(rate, (size_t)reps, sizeof *rate, cmp_double);
 			qsort(rate_raw, (size_t)reps, sizeof *rate_raw, cmp_double);

@@ -31,7 +31,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "cxlsim/page_map.h"
 #include "cxlsim/trace.h"
 
 /* Also declared in tests/unit/unit_suites.h once the runner collects it. */
@@ -745,7 +744,7 @@ END_TEST
 START_TEST(test_newer_version_and_unknown_flags_rejected)
 {
 	char path[PATH_LEN], err[ERR_LEN] = "";
-	uint8_t raw[28] = { 0 }; /* a version 1 record, or (for version 3) 28 bytes */
+	uint8_t raw[28] = {0}; /* a version 1 record, or (for version 3) 28 bytes */
 	struct build b = build_default;
 	uint64_t n;
 
@@ -1418,85 +1417,6 @@ START_TEST(test_check_summary)
 }
 END_TEST
 
-/* ------------------------------------------------------------ page map */
-
-static void map_entries(struct cxs_page_ent *e, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		e[i] = (struct cxs_page_ent){.page = 0x4000 + 3 * i, .owner = (uint32_t)(i % 7),
-					     .threads = (uint16_t)(1 + i % 3),
-					     .where = (uint8_t)(i % (CXS_TRACE_WHERE_MAX + 1)),
-					     .flags = i % 5 == 0 ? CXS_PAGE_SYNC : 0};
-}
-
-START_TEST(test_page_map_round_trip_and_lookup)
-{
-	enum { N = 5000 };
-	static struct cxs_page_ent e[N];
-	struct cxs_page_map m;
-	char path[PATH_LEN], err[ERR_LEN] = "";
-
-	map_entries(e, N);
-	tpath(path, "pages.map");
-	ck_assert_msg(cxs_page_map_write(path, e, N, 7, err, sizeof err) == 0, "%s", err);
-	ck_assert_msg(cxs_page_map_read(path, &m, err, sizeof err) == 0, "%s", err);
-	ck_assert_uint_eq(m.n, N);
-	ck_assert_uint_eq(m.threads, 7);
-	for (size_t i = 0; i < N; i++) {
-		const struct cxs_page_ent *f = cxs_page_map_find(&m, e[i].page);
-		ck_assert_ptr_nonnull(f);
-		ck_assert(f->owner == e[i].owner && f->threads == e[i].threads &&
-			  f->where == e[i].where && f->flags == e[i].flags);
-		ck_assert_ptr_null(cxs_page_map_find(&m, e[i].page + 1)); /* between entries */
-	}
-	cxs_page_map_free(&m);
-}
-END_TEST
-
-START_TEST(test_page_map_damage_rejected)
-{
-	enum { N = 40 };
-	struct cxs_page_ent e[N];
-	struct cxs_page_map m;
-	char path[PATH_LEN], bad[PATH_LEN], err[ERR_LEN];
-	size_t len;
-	uint8_t *buf;
-
-	map_entries(e, N);
-	tpath(path, "good.map");
-	tpath(bad, "bad.map");
-	ck_assert(cxs_page_map_write(path, e, N, 7, err, sizeof err) == 0);
-	buf = slurp(path, &len);
-	ck_assert_uint_eq(len, CXS_PAGE_MAP_HEADER_BYTES + N * CXS_PAGE_MAP_ENTRY_BYTES + 4);
-	/* every truncation, and a flipped bit in each byte */
-	for (size_t cut = 0; cut < len; cut += 7) {
-		spit(bad, buf, cut);
-		ck_assert_msg(cxs_page_map_read(bad, &m, err, sizeof err) == -1, "cut %zu read", cut);
-		ck_assert_msg(strstr(err, bad) == err, "%s", err);
-	}
-	for (size_t k = 0; k < len; k++) {
-		buf[k] ^= 0x10;
-		spit(bad, buf, len);
-		ck_assert_msg(cxs_page_map_read(bad, &m, err, sizeof err) == -1, "flip at %zu read", k);
-		buf[k] ^= 0x10;
-	}
-	/* entries out of order are refused even with good CRCs */
-	e[5].page = e[4].page;
-	ck_assert(cxs_page_map_write(bad, e, N, 7, err, sizeof err) == 0);
-	ck_assert_int_eq(cxs_page_map_read(bad, &m, err, sizeof err), -1);
-	ck_assert_msg(strstr(err, "entry 6 (page") != NULL, "%s", err);
-	/* a trace is not a page map */
-	write_trace(bad, 0, NULL, NULL, 0);
-	ck_assert_int_eq(cxs_page_map_read(bad, &m, err, sizeof err), -1);
-	ck_assert_msg(strstr(err, "bad magic") != NULL, "%s", err);
-	/* the control */
-	spit(bad, buf, len);
-	ck_assert_msg(cxs_page_map_read(bad, &m, err, sizeof err) == 0, "%s", err);
-	cxs_page_map_free(&m);
-	free(buf);
-}
-END_TEST
-
 Suite *trace_suite(void)
 {
 	Suite *s = suite_create("trace");
@@ -1532,8 +1452,6 @@ Suite *trace_suite(void)
 	tcase_add_test(conv, test_lackey_bad_lines);
 	tcase_add_test(conv, test_dump_from_text_round_trip_is_identical);
 	tcase_add_test(conv, test_check_summary);
-	tcase_add_test(fmt, test_page_map_round_trip_and_lookup);
-	tcase_add_test(dmg, test_page_map_damage_rejected);
 	suite_add_tcase(s, fmt);
 	suite_add_tcase(s, dmg);
 	suite_add_tcase(s, conv);
