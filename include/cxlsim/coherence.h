@@ -201,6 +201,10 @@ enum cxs_mem_op {
 	CXS_OP_PREFETCH_S,   /* brings the line to the core's L1 readable; no value */
 	CXS_OP_PREFETCH_M,   /* brings the line to the core's L1 writable (a store's
 				exclusive prefetch); writes nothing */
+	CXS_OP_CAS,          /* atomic compare-and-swap of a word of at most 4 bytes:
+				value = expected << 32 | desired; returns the old value,
+				writes desired only if old == expected (a failed compare
+				still takes the line writable, as a locked CMPXCHG does) */
 	CXS_OP_COUNT
 };
 

@@ -144,13 +144,19 @@ uint64_t cxs_kt_load(struct cxs_kt *kt, uint64_t addr, uint8_t size);
 void cxs_kt_store(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value);
 uint64_t cxs_kt_swap(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t value);
 uint64_t cxs_kt_fetch_add(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t add);
+/* Compare-and-swap of a word of size <= 4: writes desired if it holds expected; returns the old value. */
+uint64_t cxs_kt_cas(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t expected,
+		    uint32_t desired);
 void cxs_kt_fence(struct cxs_kt *kt);
 void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions);
 
 /*
  * A lock word (8 bytes, its own line is best): 0 free, else the holder's
- * thread id + 1. A lock whose holder is a dead thread (failed_cns) is taken
- * over as if free — the swap that takes it returns the dead holder — and
+ * thread id + 1. It is taken by a compare-and-swap of its low 4 bytes, so a
+ * losing attempt leaves the holder's id in place (a swap would write the
+ * loser's, and if the holder then died nobody would see it dead). A lock
+ * whose holder is a dead thread (failed_cns) is taken over as if free — the
+ * compare-and-swap from the dead holder's id to the caller's — and
  * the call returns true: the critical section the dead thread left may be
  * half done, and the caller may repair what it protects (robust mutexes'
  * EOWNERDEAD). Otherwise false.
@@ -244,13 +250,15 @@ enum cxs_kop_kind {
 	CXS_KOP_ROI_END,
 	CXS_KOP_DONE,        /* the program returned */
 	CXS_KOP_FAIL,        /* the program found a wrong result: message in cxs_kt_error */
+	CXS_KOP_CAS,         /* atomic, size <= 4: value = expected << 32 | desired; handle h
+				gets the old value */
 };
 
 struct cxs_kop {
 	uint8_t kind;
 	uint8_t size;
 	uint16_t pad;
-	uint32_t n;       /* COMPUTE: instructions; LOAD/SWAP/FETCH_ADD/WAIT: handle */
+	uint32_t n;       /* COMPUTE: instructions; LOAD/SWAP/FETCH_ADD/CAS/WAIT: handle */
 	uint64_t addr;
 	uint64_t value;   /* STORE, SWAP: the value; FETCH_ADD: the addend; STORE with
 			     vdep: the constant added to vdep's value */

@@ -741,6 +741,7 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 		}
 		case CXS_KOP_SWAP:
 		case CXS_KOP_FETCH_ADD:
+		case CXS_KOP_CAS:
 		case CXS_KOP_FENCE:
 		case CXS_KOP_ROI_END:
 			/* Everything older must be done and the store buffer empty. */
@@ -769,7 +770,9 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 				e->adep = e->vdep = CXS_KT_NO_DEP;
 				note_producer(c, e);
 				e->state = S_ISSUED;
-				e->op = op->kind == CXS_KOP_SWAP ? CXS_OP_SWAP : CXS_OP_FETCH_ADD;
+				e->op = op->kind == CXS_KOP_SWAP  ? CXS_OP_SWAP
+					: op->kind == CXS_KOP_CAS ? CXS_OP_CAS
+								  : CXS_OP_FETCH_ADD;
 				c->c[C_atomics] += c->counting;
 				if (issue_atomic(c, now, e, err, len) != 0)
 					return -1;

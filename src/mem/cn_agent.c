@@ -446,6 +446,12 @@ static void do_write(struct cxs_cn *cn, cxs_time t, struct cxs_cache_line *l3l,
 		ret = old;
 		BUMP(cn->c_rmws);
 		break;
+	case CXS_OP_CAS:
+		if (old == r->value >> 32)
+			put_bytes(l3l->data, off, r->size, r->value & UINT32_MAX);
+		ret = old;
+		BUMP(cn->c_rmws);
+		break;
 	default: /* CXS_OP_FETCH_ADD */
 		put_bytes(l3l->data, off, r->size, old + r->value);
 		ret = old;
@@ -580,7 +586,7 @@ int cxs_cn_request(struct cxs_cn *cn, cxs_time now, const struct cxs_mem_req *r,
 	bool size_ok = r->size == 1 || r->size == 2 || r->size == 4 || r->size == 8;
 	if (tg.kind == CXS_ADDR_INVALID || !size_ok || (r->addr & (r->size - 1)) ||
 	    r->core >= cn->p.ncores || r->op >= CXS_OP_COUNT ||
-	    (r->op == CXS_OP_STORE_STAMP && r->size != 8)) {
+	    (r->op == CXS_OP_STORE_STAMP && r->size != 8) || (r->op == CXS_OP_CAS && r->size > 4)) {
 		snprintf(err, errlen,
 			 "node %u core %u: invalid memory request (op %u, address %#" PRIx64
 			 ", size %u)",

@@ -333,13 +333,16 @@ static uint64_t atomic_op(struct cxs_kt *kt, uint8_t kind, uint64_t addr, uint8_
 	uint64_t mask = size < 8 ? (UINT64_C(1) << (8 * size)) - 1 : UINT64_MAX;
 	if (kt->nat) {
 		uint64_t old = native_read(kt, addr, size);
-		native_write(kt, addr, size, (kind == CXS_KOP_SWAP ? v : old + v) & mask);
+		if (kind != CXS_KOP_CAS)
+			native_write(kt, addr, size, (kind == CXS_KOP_SWAP ? v : old + v) & mask);
+		else if (old == v >> 32)
+			native_write(kt, addr, size, v & mask);
 		native_tick(kt, false);
 		return old;
 	}
 	uint32_t h = new_handle(kt);
 	push(kt, &(struct cxs_kop){.kind = kind, .size = size, .n = h, .addr = addr,
-				   .value = v & mask});
+				   .value = kind == CXS_KOP_CAS ? v : v & mask});
 	return cxs_kt_get(kt, h);
 }
 
@@ -351,6 +354,15 @@ uint64_t cxs_kt_swap(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t va
 uint64_t cxs_kt_fetch_add(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint64_t add)
 {
 	return atomic_op(kt, CXS_KOP_FETCH_ADD, addr, size, add);
+}
+
+uint64_t cxs_kt_cas(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t expected,
+		    uint32_t desired)
+{
+	if (size > 4)
+		cxs_kt_fail(kt, "thread %u: a compare-and-swap of %u bytes (at most 4)", kt->p.id, size);
+	uint64_t mask = size < 4 ? (UINT64_C(1) << (8 * size)) - 1 : UINT32_MAX;
+	return atomic_op(kt, CXS_KOP_CAS, addr, size, (expected & mask) << 32 | (desired & mask));
 }
 
 void cxs_kt_fence(struct cxs_kt *kt)
@@ -411,9 +423,14 @@ bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
 	for (;;) {
 		uint64_t v = cxs_kt_load(kt, addr, 8);
 		if (v == 0 || thread_dead(kt, v - 1)) {
-			/* Free, or its holder died: the swap decides (another may get there first). */
-			v = cxs_kt_swap(kt, addr, 8, (uint64_t)kt->p.id + 1);
-			if (v == 0 || thread_dead(kt, v - 1)) {
+			/*
+			 * Free, or its holder died: the compare-and-swap from what was
+			 * seen decides (another may get there first, and then the word
+			 * keeps the winner's id).
+			 */
+			uint64_t seen = v;
+			v = cxs_kt_cas(kt, addr, 4, (uint32_t)seen, kt->p.id + 1);
+			if (v == seen) {
 				kt->wait.kind = CXS_KT_NO_WAIT;
 				kt->takeovers += v != 0;
 				return v != 0;

@@ -219,6 +219,32 @@ void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions)
 	(void)instructions;
 }
 
+uint64_t cxs_kt_cas(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t expected,
+		    uint32_t desired)
+{
+	(void)kt;
+	switch (size) {
+	case 1: {
+		uint8_t e = (uint8_t)expected;
+		__atomic_compare_exchange_n((uint8_t *)(uintptr_t)addr, &e, (uint8_t)desired, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return e;
+	}
+	case 2: {
+		uint16_t e = (uint16_t)expected;
+		__atomic_compare_exchange_n((uint16_t *)(uintptr_t)addr, &e, (uint16_t)desired, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return e;
+	}
+	default: {
+		uint32_t e = expected;
+		__atomic_compare_exchange_n((uint32_t *)(uintptr_t)addr, &e, desired, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return e;
+	}
+	}
+}
+
 bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
 {
 	pthread_mutex_lock(lock_of(kt, addr));

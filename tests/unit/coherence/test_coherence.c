@@ -1187,6 +1187,44 @@ START_TEST(test_local_memory)
 }
 END_TEST
 
+/*
+ * A compare-and-swap (4 bytes) writes only when the word holds what it
+ * expects, returns the old value either way, and takes the line writable
+ * either way (as a locked CMPXCHG does): CN 1's failed compare still
+ * recalls CN 0's M copy. Eight-byte compares are refused.
+ */
+START_TEST(test_compare_and_swap)
+{
+	world_setup(1, 2);
+	uint64_t a = cxl(3) + 8;
+	uint64_t t = issue(0, 0, CXS_OP_CAS, a, 4, UINT64_C(0) << 32 | 5); /* 0 -> 5 */
+	pump();
+	ck_assert_uint_eq(value_of(t), 0);
+	ck_assert_str_eq(state(0, a), "M");
+	t = issue(1, 0, CXS_OP_CAS, a, 4, UINT64_C(0) << 32 | 7); /* expects 0: fails */
+	pump();
+	ck_assert_uint_eq(value_of(t), 5);
+	ck_assert_str_eq(state(1, a), "M");
+	ck_assert_str_eq(state(0, a), "I");
+	t = load(1, 1, a);
+	pump();
+	ck_assert_uint_eq(value_of(t), 5);
+	t = issue(1, 0, CXS_OP_CAS, a, 4, UINT64_C(5) << 32 | 9); /* 5 -> 9 */
+	pump();
+	ck_assert_uint_eq(value_of(t), 5);
+	t = load(0, 0, a);
+	pump();
+	ck_assert_uint_eq(value_of(t), 9);
+
+	char err[256] = "";
+	struct cxs_mem_req r = {.addr = a, .value = 1, .tag = ++W.next_tag, .issued = W.now,
+				.op = CXS_OP_CAS, .size = 8};
+	ck_assert_int_ne(cxs_cn_request(W.cn[0], W.now, &r, err, sizeof err), 0);
+	ck_assert_msg(strstr(err, "invalid memory request") != NULL, "%s", err);
+	world_teardown();
+}
+END_TEST
+
 /* ---- timing of grants at the home --------------------------------------------- */
 
 /*
@@ -2293,6 +2331,7 @@ Suite *coherence_suite(void)
 	tcase_add_test(mesi, test_e_to_m_silent_then_dirty_recall);
 	tcase_add_test(mesi, test_writeback_then_reload);
 	tcase_add_test(mesi, test_local_memory);
+	tcase_add_test(mesi, test_compare_and_swap);
 	tcase_add_test(mesi, test_grant_memory_reads);
 	suite_add_tcase(s, mesi);
 

@@ -409,6 +409,11 @@ static void run_until(struct rig *r, cxs_time limit)
 			v = mem_read(r, q->addr, q->size);
 			mem_write(r, q->addr, q->size, v + q->value);
 			break;
+		case CXS_OP_CAS:
+			v = mem_read(r, q->addr, q->size);
+			if (v == q->value >> 32)
+				mem_write(r, q->addr, q->size, q->value & UINT32_MAX);
+			break;
 		default: /* prefetches carry no value */
 			break;
 		}
@@ -1682,7 +1687,8 @@ static void sc_four_lines(void)
 
 static bool is_write(uint8_t op)
 {
-	return op == CXS_OP_STORE || op == CXS_OP_SWAP || op == CXS_OP_FETCH_ADD;
+	return op == CXS_OP_STORE || op == CXS_OP_SWAP || op == CXS_OP_FETCH_ADD ||
+	       op == CXS_OP_CAS;
 }
 
 static const struct repl_log *repl_by_id(const struct rig *r, uint32_t id)

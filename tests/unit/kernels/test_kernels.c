@@ -102,7 +102,8 @@ static int run_interleaved(const char *name, const struct cxs_kimage *img, uint6
 			cxs_kt_next(kts[t], &op);
 			uint8_t *a = NULL;
 			if (op.kind == CXS_KOP_LOAD || op.kind == CXS_KOP_STORE ||
-			    op.kind == CXS_KOP_SWAP || op.kind == CXS_KOP_FETCH_ADD) {
+			    op.kind == CXS_KOP_SWAP || op.kind == CXS_KOP_FETCH_ADD ||
+			    op.kind == CXS_KOP_CAS) {
 				if (op.addr >= base) {
 					ck_assert_uint_le(op.addr - base + op.size, img->shared_bytes);
 					a = mem + (op.addr - base);
@@ -121,6 +122,12 @@ static int run_interleaved(const char *name, const struct cxs_kimage *img, uint6
 				break;
 			case CXS_KOP_STORE:
 				memcpy(a, &op.value, op.size);
+				break;
+			case CXS_KOP_CAS:
+				memcpy(&v, a, op.size);
+				if (v == op.value >> 32)
+					memcpy(a, &op.value, op.size); /* the low bytes: desired */
+				cxs_kt_loaded(kts[t], op.n, v);
 				break;
 			case CXS_KOP_SWAP:
 			case CXS_KOP_FETCH_ADD: {

@@ -171,22 +171,26 @@ static void f_teardown(void)
 		cxs_kt_free(F.kt[t]);
 }
 
-/* Pops and performs one operation of thread t; returns its kind. */
-static uint8_t f_step(uint32_t t)
+/* Performs operation op of thread t. */
+static void f_perform(uint32_t t, const struct cxs_kop *o)
 {
-	struct cxs_kop op;
-	ck_assert(!F.done[t]);
-	cxs_kt_next(F.kt[t], &op);
+	struct cxs_kop op = *o;
 	uint8_t *a = NULL;
 	if (op.kind == CXS_KOP_LOAD || op.kind == CXS_KOP_STORE || op.kind == CXS_KOP_SWAP ||
-	    op.kind == CXS_KOP_FETCH_ADD) {
-		ck_assert_uint_eq(op.size, 8);
+	    op.kind == CXS_KOP_FETCH_ADD || op.kind == CXS_KOP_CAS) {
+		ck_assert_uint_eq(op.size, op.kind == CXS_KOP_CAS ? 4 : 8);
 		ck_assert_msg(op.addr >= F_BASE && op.addr - F_BASE + 8 <= F_SHARED,
 			      "thread %u: access at %#" PRIx64, t, op.addr);
 		a = F.mem + (op.addr - F_BASE);
 	}
 	uint64_t v = 0, nv;
 	switch (op.kind) {
+	case CXS_KOP_CAS:
+		memcpy(&v, a, 4);
+		if (v == op.value >> 32)
+			memcpy(a, &(uint32_t){(uint32_t)op.value}, 4);
+		cxs_kt_loaded(F.kt[t], op.n, v);
+		break;
 	case CXS_KOP_LOAD:
 		memcpy(&v, a, 8);
 		cxs_kt_loaded(F.kt[t], op.n, v);
@@ -208,6 +212,15 @@ static uint8_t f_step(uint32_t t)
 	default:
 		break;
 	}
+}
+
+/* Pops and performs one operation of thread t; returns its kind. */
+static uint8_t f_step(uint32_t t)
+{
+	struct cxs_kop op;
+	ck_assert(!F.done[t]);
+	cxs_kt_next(F.kt[t], &op);
+	f_perform(t, &op);
 	return op.kind;
 }
 
@@ -328,6 +341,42 @@ START_TEST(test_lock_takeover_of_a_dead_holder)
 	ck_assert_uint_eq(cxs_kt_takeovers(F.kt[0]), 1);
 	ck_assert_uint_eq(cxs_kt_takeovers(F.kt[1]), 0);
 	ck_assert_int_eq(f_waiting(0, NULL), CXS_KT_NO_WAIT);
+	f_teardown();
+}
+END_TEST
+
+/*
+ * The race a swap-based lock loses: thread 0 sees LOCK free, thread 2 takes
+ * it before thread 0's atomic performs, and then CN 1 (thread 2) fails. The
+ * losing attempt must leave thread 2's id in the word, so that thread 0
+ * sees a dead holder and takes the lock over (a swap would have written
+ * thread 0's own id there, and thread 0 would wait for itself for ever).
+ */
+START_TEST(test_lock_lost_race_then_holder_dies)
+{
+	f_setup(lock_prog, 4, 2, NULL);
+	struct cxs_kop op;
+	do {
+		cxs_kt_next(F.kt[0], &op);
+		if (op.kind != CXS_KOP_CAS)
+			f_perform(0, &op);
+	} while (op.kind != CXS_KOP_CAS && !F.done[0]);
+	ck_assert_int_eq(op.kind, CXS_KOP_CAS);
+	ck_assert_uint_eq(op.value >> 32, 0); /* it saw the lock free */
+	f_run_until_set(2, F_LOCK);           /* thread 2 gets there first */
+	ck_assert_uint_eq(f_word(F_LOCK), 3);
+	f_perform(0, &op); /* thread 0's compare fails */
+	ck_assert_uint_eq(f_word(F_LOCK), 3);
+	uint32_t holder = 0;
+	f_run(0, 200);
+	ck_assert_int_eq(f_waiting(0, &holder), CXS_KT_WAIT_LOCK);
+	ck_assert_uint_eq(holder, 2);
+	ck_assert_uint_eq(f_word(F_RES), 0);
+
+	F.failed = UINT64_C(1) << 1; /* thread 2 dies holding LOCK */
+	f_run_until_set(0, F_RES);
+	ck_assert_uint_eq(f_word(F_RES), 2); /* a takeover */
+	ck_assert_uint_eq(cxs_kt_takeovers(F.kt[0]), 1);
 	f_teardown();
 }
 END_TEST
@@ -682,6 +731,7 @@ Suite *kthread_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("failure_view");
 	tcase_add_test(tc, test_lock_takeover_of_a_dead_holder);
+	tcase_add_test(tc, test_lock_lost_race_then_holder_dies);
 	tcase_add_test(tc, test_barrier_of_all_shrinks_when_one_dies);
 	tcase_add_test(tc, test_barrier_of_all_dead_thread_had_arrived);
 	tcase_add_test(tc, test_barrier_released_once_after_a_failure);
