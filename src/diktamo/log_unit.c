@@ -72,8 +72,14 @@
  * words of the bucket. Appending an entry unlinks the word's previous latest
  * (found on the way), so a chain holds each distinct word once and its
  * length is the bucket's distinct words: nbuckets = the power of two >=
- * max_log keeps it below 1 on average at any fill, so a lookup or an append
- * is O(1) expected and cxs_lu_latest is O(n) for n words, not O(n x log).
+ * the log's entries (at least MIN_BUCKETS) keeps it below 1 on average at
+ * any fill, so a lookup or an append is O(1) expected and cxs_lu_latest is
+ * O(n) for n words, not O(n x log). The array is allocated for max_log
+ * (never grown, so drain cannot fail) but only its first nbuckets are in
+ * use: they double as the log fills, each chain splitting into its two
+ * halves, and shrink back when a dump empties the log. A table sized for a
+ * full log from the start spread a few thousand entries over 4 MB, and
+ * every VAL's lookup missed the caches (60 % of the VAL's time at 16 x 4).
  * Chosen over a sorted copy (O(log) per lookup, but a sort per drain or a
  * lazily rebuilt copy that a const query could not own) and over an
  * open-addressing table (it would have to grow inside drain, which cannot
@@ -146,6 +152,7 @@
 #include "diktamo_priv.h"
 
 #define NONE UINT32_MAX
+#define MIN_BUCKETS 4096u /* the DRAM log index's buckets in use when the log is small */
 #define MAX_REPL_WORDS 64
 
 enum {
@@ -210,11 +217,17 @@ static const struct {
 	[C_DUMP_BUSY_PS] = {"dump_busy_ps", "ps", "unit time reading the DRAM log for dumps"},
 };
 
-/* An SRAM Log Buffer entry: the entry and its word's index in its REPL. */
+/*
+ * An SRAM Log Buffer entry: the entry, its word's index in its REPL, and its
+ * word's hash as the scans use it (computed once, at the REPL: the scans
+ * below test every entry's word, and rehashing it each time was a third of
+ * their cost).
+ */
 struct buf_entry {
 	struct cxs_dk_entry e;
 	uint32_t idx;
-	uint64_t seq; /* its VAL's TS unwrapped (VALed entries) */
+	uint32_t hash; /* word_hash32(e.addr) */
+	uint64_t seq;  /* its VAL's TS unwrapped (VALed entries) */
 };
 
 /*
@@ -253,6 +266,7 @@ struct cxs_lu {
 	uint32_t *place;         /* scratch, cap */
 	uint32_t *wnext;         /* scratch, cap: next buffer position of the same word */
 	uint8_t *gone;           /* scratch, cap */
+	uint32_t *sel;           /* scratch, cap: the buffer positions a drain looks at */
 	struct word_slot *words; /* scratch: the words of a VAL or a drain, by hash */
 	uint32_t wmask;          /* slots - 1 */
 	uint32_t wgen;           /* slots of another generation are free */
@@ -270,7 +284,8 @@ struct cxs_lu {
 	uint64_t round_moved; /* entries moved to the DRAM log since the last dump */
 	uint32_t *next; /* position + 1 of the bucket's next word, 0: end */
 	uint32_t *head; /* per bucket, position + 1 of its first word, 0: empty */
-	uint64_t mask;  /* nbuckets - 1 */
+	uint64_t mask;  /* nbuckets - 1: the buckets in use */
+	uint64_t max_mask; /* the buckets allocated - 1 */
 
 	/* per requester CN: its latest VAL's TS unwrapped, 0 before the first */
 	uint64_t seq_last[256];
@@ -328,12 +343,14 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 	uint64_t nb = 1;
 	while (nb < lu->max_log)
 		nb <<= 1;
-	lu->mask = nb - 1;
+	lu->max_mask = nb - 1;
+	lu->mask = (nb < MIN_BUCKETS ? nb : MIN_BUCKETS) - 1;
 	lu->buf = calloc(lu->cap, sizeof *lu->buf);
 	lu->skeys = calloc(lu->cap, sizeof *lu->skeys);
 	lu->place = calloc(lu->cap, sizeof *lu->place);
 	lu->wnext = calloc(lu->cap, sizeof *lu->wnext);
 	lu->gone = calloc(lu->cap, sizeof *lu->gone);
+	lu->sel = calloc(lu->cap, sizeof *lu->sel);
 	lu->cand = calloc(lu->cap, sizeof *lu->cand);
 	uint32_t ws = 64;
 	while (ws < 4 * lu->cap)
@@ -344,7 +361,7 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 	lu->gen = malloc((size_t)lu->max_log * sizeof *lu->gen);
 	lu->next = malloc((size_t)lu->max_log * sizeof *lu->next);
 	lu->head = calloc(nb, sizeof *lu->head);
-	if (!lu->buf || !lu->skeys || !lu->place || !lu->wnext || !lu->gone || !lu->cand ||
+	if (!lu->buf || !lu->skeys || !lu->place || !lu->wnext || !lu->gone || !lu->sel || !lu->cand ||
 	    !lu->words ||
 	    !lu->log ||
 	    !lu->gen || !lu->next || !lu->head)
@@ -373,6 +390,7 @@ void cxs_lu_free(struct cxs_lu *lu)
 	free(lu->place);
 	free(lu->wnext);
 	free(lu->gone);
+	free(lu->sel);
 	free(lu->cand);
 	free(lu->words);
 	free(lu->log);
@@ -398,6 +416,23 @@ static inline uint64_t word_bit(uint64_t addr)
 	return UINT64_C(1) << (dk_word_hash(addr) >> 58);
 }
 
+/*
+ * The two parts of the word hash a buffer entry keeps: the filter bit's
+ * number (top 6 bits) and the table position's low 26 bits (the word table
+ * has at most 2^26 slots: asserted where it grows).
+ */
+#define HASH_LOW 0x03ffffffu
+static inline uint32_t word_hash32(uint64_t addr)
+{
+	uint64_t h = dk_word_hash(addr);
+	return (uint32_t)(h & HASH_LOW) | (uint32_t)(h >> 58) << 26;
+}
+
+static inline uint64_t entry_bit(const struct buf_entry *b)
+{
+	return UINT64_C(1) << (b->hash >> 26);
+}
+
 /* A fresh, empty word table. */
 static void words_reset(struct cxs_lu *lu)
 {
@@ -407,10 +442,10 @@ static void words_reset(struct cxs_lu *lu)
 	}
 }
 
-/* The word's slot: NULL when absent and !add. */
-static struct word_slot *word_at(struct cxs_lu *lu, uint64_t addr, bool add)
+/* The word's slot, from the low bits of its hash: NULL when absent and !add. */
+static struct word_slot *word_at_h(struct cxs_lu *lu, uint64_t addr, uint32_t hash, bool add)
 {
-	for (uint32_t i = (uint32_t)dk_word_hash(addr) & lu->wmask;; i = (i + 1) & lu->wmask) {
+	for (uint32_t i = hash & lu->wmask;; i = (i + 1) & lu->wmask) {
 		struct word_slot *w = &lu->words[i];
 		if (w->gen != lu->wgen) {
 			if (!add)
@@ -422,6 +457,16 @@ static struct word_slot *word_at(struct cxs_lu *lu, uint64_t addr, bool add)
 		if (w->addr == addr)
 			return w;
 	}
+}
+
+static struct word_slot *word_at(struct cxs_lu *lu, uint64_t addr, bool add)
+{
+	return word_at_h(lu, addr, word_hash32(addr), add);
+}
+
+static struct word_slot *entry_word(struct cxs_lu *lu, const struct buf_entry *b, bool add)
+{
+	return word_at_h(lu, b->e.addr, b->hash, add);
 }
 
 /* ---- DRAM log index ------------------------------------------------------------ */
@@ -440,10 +485,35 @@ static const struct cxs_dk_entry *dram_latest(const struct cxs_lu *lu, uint64_t 
 	return NULL;
 }
 
+/*
+ * Doubles the buckets in use: each old bucket's chain splits between it and
+ * its new twin by the next hash bit (a chain holds distinct words, and the
+ * order inside a chain is immaterial: lookups match the address).
+ */
+static void index_grow(struct cxs_lu *lu)
+{
+	uint64_t old = lu->mask + 1, mask = 2 * old - 1;
+	for (uint64_t b = 0; b < old; b++) {
+		uint32_t q = lu->head[b];
+		lu->head[b] = 0;
+		lu->head[b + old] = 0;
+		while (q != 0) {
+			uint32_t nxt = lu->next[q - 1];
+			uint32_t *h = &lu->head[dk_word_hash(lu->log[q - 1].addr) & mask];
+			lu->next[q - 1] = *h;
+			*h = q;
+			q = nxt;
+		}
+	}
+	lu->mask = mask;
+}
+
 /* Appends e (the caller checked there is room) and makes it its word's latest. */
 static void log_append(struct cxs_lu *lu, const struct cxs_dk_entry *e, uint32_t gen)
 {
 	assert(lu->nlog < lu->max_log);
+	if (lu->nlog >= lu->mask + 1 && lu->mask < lu->max_mask)
+		index_grow(lu);
 	uint32_t pos = lu->nlog++;
 	lu->log[pos] = *e;
 	lu->gen[pos] = gen;
@@ -471,6 +541,7 @@ static void log_compact(struct cxs_lu *lu, const uint8_t *retain)
 	for (uint32_t p = 0; p < n; p++)
 		*bucket_of(lu, lu->log[p].addr) = 0;
 	lu->nlog = 0;
+	lu->mask = (lu->max_mask + 1 < MIN_BUCKETS ? lu->max_mask + 1 : MIN_BUCKETS) - 1;
 	for (uint32_t p = 0; p < n && retain; p++) {
 		if (!retain[p])
 			continue;
@@ -504,14 +575,18 @@ static int make_room(struct cxs_lu *lu, uint32_t need)
 	uint8_t *g = realloc(lu->gone, room);
 	if (g)
 		lu->gone = g;
+	uint32_t *se = realloc(lu->sel, room * sizeof *se);
+	if (se)
+		lu->sel = se;
 	uint64_t *cd = realloc(lu->cand, room * sizeof *cd);
 	if (cd)
 		lu->cand = cd;
 	uint32_t ws = lu->wmask + 1;
 	while (ws < 4 * room)
 		ws <<= 1;
+	assert(ws - 1 <= HASH_LOW); /* the entries' hashes keep 26 bits */
 	struct word_slot *w = ws > lu->wmask + 1 ? calloc(ws, sizeof *w) : lu->words;
-	if (!buf || !sk || !pl || !wn || !g || !cd || !w)
+	if (!buf || !sk || !pl || !wn || !g || !se || !cd || !w)
 		return -1;
 	if (w != lu->words) {
 		free(lu->words);
@@ -555,6 +630,7 @@ cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32
 		b->e.requester = requester;
 		b->e.repl = repl;
 		b->idx = i;
+		b->hash = word_hash32(addr[i]);
 	}
 	(*lu->c[C_REPLS])++;
 	*lu->c[C_ENTRIES_LOGGED] += n;
@@ -628,15 +704,15 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 	uint64_t filter = 0;
 	for (uint32_t j = 0; j < m; j++) {
 		const struct buf_entry *b = &lu->buf[lu->place[j]];
-		word_at(lu, b->e.addr, true)->stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
-		filter |= word_bit(b->e.addr);
+		entry_word(lu, b, true)->stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
+		filter |= entry_bit(b);
 	}
 	bool behind = false;
 	for (uint32_t k = 0; k < lu->nbuf; k++) {
 		const struct cxs_dk_entry *o = &lu->buf[k].e;
-		if (!o->valid || !(filter & word_bit(o->addr)))
+		if (!o->valid || !(filter & entry_bit(&lu->buf[k])))
 			continue;
-		const struct word_slot *w = word_at(lu, o->addr, false);
+		const struct word_slot *w = entry_word(lu, &lu->buf[k], false);
 		if (w == NULL)
 			continue;
 		uint64_t stamp = w->stamp;
@@ -726,29 +802,30 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 	}
 	lu->ncand = 0;
 	lu->drain_all = false;
+	/* The entries of the words concerned (sel), in arrival order, each chained to its word's. */
+	uint32_t nsel = 0;
 	for (uint32_t k = 0; k < n; k++) {
-		lu->place[k] = NONE;
-		lu->gone[k] = 0;
-		lu->wnext[k] = NONE;
-		if (!(filter & word_bit(lu->buf[k].e.addr)))
+		const struct buf_entry *b = &lu->buf[k];
+		if (!(filter & entry_bit(b)))
 			continue;
-		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, all);
+		struct word_slot *w = entry_word(lu, b, all);
 		if (w == NULL)
 			continue;
+		lu->wnext[k] = NONE;
+		lu->place[k] = NONE;
 		if (w->last == NONE)
 			w->first = k;
 		else
 			lu->wnext[w->last] = k;
 		w->last = k;
 		w->n++;
-		w->blocked |= !lu->buf[k].e.valid;
+		w->blocked |= !b->e.valid;
+		lu->sel[nsel++] = k;
 	}
 	/* place[k]: which entry goes to the DRAM log at arrival position k. */
-	for (uint32_t k = 0; k < n; k++) {
-		if (!(filter & word_bit(lu->buf[k].e.addr)))
-			continue;
-		struct word_slot *w = word_at(lu, lu->buf[k].e.addr, false);
-		if (w == NULL || w->blocked || w->done)
+	for (uint32_t s = 0; s < nsel; s++) {
+		struct word_slot *w = entry_word(lu, &lu->buf[lu->sel[s]], false);
+		if (w->blocked || w->done)
 			continue;
 		w->done = 1;
 		uint32_t i = 0;
@@ -759,8 +836,10 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 		for (uint32_t q = w->first; q != NONE; q = lu->wnext[q])
 			lu->place[q] = lu->skeys[i++].pos;
 	}
-	uint32_t m = 0;
-	for (uint32_t k = 0; k < n; k++) {
+	uint32_t m = 0, first_gone = n;
+	memset(lu->gone, 0, n);
+	for (uint32_t s = 0; s < nsel; s++) {
+		uint32_t k = lu->sel[s];
 		if (lu->place[k] == NONE)
 			continue;
 		if (lu->nlog == lu->max_log) {
@@ -770,12 +849,14 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 		}
 		log_append(lu, &lu->buf[lu->place[k]].e, lu->dumps);
 		lu->gone[lu->place[k]] = 1;
+		if (lu->place[k] < first_gone)
+			first_gone = lu->place[k];
 		m++;
 	}
 	if (m == 0)
 		return now;
-	uint32_t w = 0;
-	for (uint32_t k = 0; k < n; k++)
+	uint32_t w = first_gone;
+	for (uint32_t k = first_gone; k < n; k++)
 		if (!lu->gone[k])
 			lu->buf[w++] = lu->buf[k];
 	lu->nbuf = w;
