@@ -8,11 +8,13 @@
 #   inputs/real_programs.sh record OUT [NAME...]   record them (default: all)
 #
 # CXLSIM_TRACE is the recorder (default build/src/cxlsim-trace). Sizes are
-# chosen so that a recording takes under a minute on this machine (2 cores)
-# and a replay on 16 CNs x 4 cores a few minutes; scale them with the
-# variables below. Each recipe's region of interest:
-#   redis      redis-server (4 I/O threads) under redis-benchmark (SET, GET from 16
-#              clients); from its first thread (the server's start-up is short)
+# chosen so that a recording (50-250 M instructions) takes under a minute on
+# this machine (2 cores) and a replay on 16 CNs x 4 cores a few minutes; scale
+# them with the variables below. Each recipe's region of interest:
+#   redis      redis-server under redis-benchmark (SET, GET from 16 clients); from
+#              its first thread (its background threads start at once). Not with
+#              --io-threads: Redis's I/O threads busy-wait for work, which under
+#              Valgrind (one thread at a time) is billions of spinning loads
 #   memcached  memcached -t 4 under memcslap (16 clients, set then get)
 #   sqlite     sqlite3 on a generated table of $SQLITE_ROWS rows: an index build and
 #              a grouped, ordered query with PRAGMA threads=4 (the sorter's workers);
@@ -25,10 +27,10 @@
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 TRACE=${CXLSIM_TRACE:-$SRC/build/src/cxlsim-trace}
-REDIS_REQUESTS=${REDIS_REQUESTS:-20000}
-MEMC_OPS=${MEMC_OPS:-2000}
-SQLITE_ROWS=${SQLITE_ROWS:-100000}
-PIGZ_BYTES=${PIGZ_BYTES:-4000000}
+REDIS_REQUESTS=${REDIS_REQUESTS:-10000}
+MEMC_OPS=${MEMC_OPS:-500}
+SQLITE_ROWS=${SQLITE_ROWS:-40000}
+PIGZ_BYTES=${PIGZ_BYTES:-1000000}
 ALL="redis memcached sqlite sng-memthrash sng-vm sng-stream sng-memcpy sng-malloc sysbench pigz zstd"
 PKGS="valgrind redis-server redis-tools memcached libmemcached-tools sqlite3 stress-ng sysbench pigz zstd"
 
@@ -42,27 +44,29 @@ wait_port() { # wait_port PORT: until something listens (a recorded server start
 }
 
 text_file() { # text_file PATH BYTES: compressible text, the same every time
-	[ -s "$1" ] || seq 1 10000000 | awk '{print $1, $1 * 7 % 1009, "lorem ipsum dolor"}' |
-		head -c "$2" >"$1"
+	[ -s "$1" ] || awk -v n="$2" 'BEGIN { for (i = 1; b < n; i++) {
+		s = i " " i * 7 % 1009 " lorem ipsum dolor"; b += length(s) + 1; print s } }' >"$1"
 }
 
 rec_redis() {
 	"$TRACE" record -o "$1" -- redis-server --port 6399 --save '' --appendonly no \
-		--io-threads 4 --io-threads-do-reads yes --protected-mode no >"$1.log" 2>&1 &
+		--protected-mode no >"$1.log" 2>&1 &
 	local rec=$!
 	wait_port 6399
-	redis-benchmark -p 6399 -n "$REDIS_REQUESTS" -c 16 -t set,get -q
+	redis-benchmark -p 6399 -n "$REDIS_REQUESTS" -c 16 -t set,get --csv >"$1.bench" 2>&1
+	cat "$1.bench"
 	redis-cli -p 6399 shutdown nosave || true
 	wait $rec || true
 }
 
 rec_memcached() {
-	"$TRACE" record -o "$1" -- memcached -t 4 -p 11299 -U 0 -u root -m 64 >"$1.log" 2>&1 &
+	# -c 256: Valgrind keeps file descriptors of its own, below memcached's default 1024
+	"$TRACE" record -o "$1" -- memcached -t 4 -c 256 -p 11299 -U 0 -u root -m 64 >"$1.log" 2>&1 &
 	local rec=$!
 	wait_port 11299
 	memcslap --servers=127.0.0.1:11299 --concurrency=16 --execute-number="$MEMC_OPS" --test=set
 	memcslap --servers=127.0.0.1:11299 --concurrency=16 --execute-number="$MEMC_OPS" --test=get
-	pkill -TERM -f "memcached -t 4 -p 11299" || true
+	pkill -TERM -P $rec || true # the recorder's child: valgrind running memcached
 	wait $rec || true
 }
 
@@ -92,12 +96,13 @@ rec_sysbench() {
 
 rec_pigz() {
 	text_file "$1.in" "$PIGZ_BYTES"
-	"$TRACE" record -o "$1" -- pigz -p 4 -c "$1.in" >/dev/null
+	# -k -f: output to a file, so that the recorder's summary on stdout is not lost with it
+	"$TRACE" record -o "$1" -- pigz -p 4 -k -f "$1.in"
 }
 
 rec_zstd() {
 	text_file "$1.in" "$PIGZ_BYTES"
-	"$TRACE" record -o "$1" -- zstd -T4 -3 -c "$1.in" >/dev/null
+	"$TRACE" record -o "$1" -- zstd -T4 -3 -q -f "$1.in" -o "$1.zst"
 }
 
 record_one() {
@@ -110,7 +115,7 @@ record_one() {
 	sng-memthrash) rec_sng "$out/$name" memthrash --memthrash-ops 4 ;;
 	sng-vm) rec_sng "$out/$name" vm --vm-bytes 4M --vm-ops 2 ;;
 	sng-stream) rec_sng "$out/$name" stream --stream-l3-size 1M --stream-ops 2 ;;
-	sng-memcpy) rec_sng "$out/$name" memcpy --memcpy-ops 4 ;;
+	sng-memcpy) rec_sng "$out/$name" memcpy --memcpy-ops 2 ;;
 	sng-malloc) rec_sng "$out/$name" malloc --malloc-ops 20000 ;;
 	sysbench) rec_sysbench "$out/$name" ;;
 	pigz) rec_pigz "$out/$name" ;;

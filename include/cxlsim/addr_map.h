@@ -12,15 +12,16 @@
  * line index inside that MN is compacted so that each MN's lines are dense
  * from 0 (for its DRAM model and contents).
  *
- * Per-page placement (for CAMP's DRAM:CXL interleaving, a later issue): a
- * region [wi_base, wi_base + wi_bytes) of the *local* range can be declared
- * weighted-interleaved; its 4 KiB pages go to local DRAM or to CXL memory by a
- * deterministic pattern with ratio dram_weight : cxl_weight (page p is local
- * iff (p mod (d+c)) < d), and CXL-placed pages are packed densely into CXL
- * memory: the k-th CXL-placed page of the region (k = 0, 1, ...) is at
- * CXS_CXL_BASE + wi_cxl_offset + k * 4096, so the region uses only as many
- * CXL pages as it places there. Off by default (weights 0); while off, the
- * wi_* fields are ignored.
+ * Per-page placement (CAMP's DRAM:CXL interleaving, tier.h): a region
+ * [wi_base, wi_base + wi_bytes) of the *local* range can be declared
+ * weighted-interleaved; its 4 KiB pages go to local DRAM or to CXL memory
+ * with ratio dram_weight : cxl_weight: exactly d of every block of w pages
+ * (the weights reduced by their gcd, w = d + c) are local, spread evenly
+ * inside the block and rotated from block to block (addr_map.c), and
+ * CXL-placed pages are packed densely into CXL memory, block after block,
+ * from CXS_CXL_BASE + wi_cxl_offset, so the region uses only as many CXL
+ * pages as it places there. Off by default (weights 0); while off, the wi_*
+ * fields are ignored.
  */
 #ifndef CXLSIM_ADDR_MAP_H
 #define CXLSIM_ADDR_MAP_H
@@ -53,6 +54,7 @@ struct cxs_addr_target {
 
 struct cxs_addr_map {
 	struct cxs_addr_map_params p;
+	uint32_t wi_d, wi_w; /* the weights reduced by their gcd: d local of every w pages */
 };
 
 /* Checks the parameters; -1 with a message naming the bad one. */

@@ -258,6 +258,12 @@ struct cxs_cn_env {
 	 */
 	void (*invalidated)(void *ctx, cxs_time t, uint32_t core, uint64_t line);
 	/*
+	 * Optional: the initial contents of a line of private memory that was
+	 * never written back (NULL: zeros). Tier mode (tier.h) puts a workload's
+	 * initial image in local memory.
+	 */
+	void (*init_local)(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES]);
+	/*
 	 * Optional: a store of a replication (r->repl != 0, DIKTAMO) was
 	 * performed at t, as the `stamp`-th write of the line's order
 	 * (cxs_stamp), leaving `word` in its aligned 8-byte word. Called before
@@ -297,6 +303,14 @@ int cxs_cn_stuck(const struct cxs_cn *cn, cxs_time now, cxs_time timeout, char *
  * only shared (S) needs the home, so it counts as CXL memory too.
  */
 int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr, bool write);
+/*
+ * Is a fill of addr's line from local memory still in flight at `now`? A
+ * local fill enters the CN's caches at once and becomes usable at its DRAM
+ * time, so cxs_cn_where (which has no clock) sees it as a hit; the core's
+ * glue asks this too, so that a load to the line counts as a miss (or an LFB
+ * hit) exactly as one to a CXL line in flight does.
+ */
+bool cxs_cn_local_pending(const struct cxs_cn *cn, uint64_t addr, cxs_time now);
 /* Requests waiting for the protocol (MSHRs and write-backs in flight). */
 size_t cxs_cn_pending(const struct cxs_cn *cn);
 /*

@@ -32,8 +32,9 @@
  *     transaction; a store sends an exclusive prefetch when it enters the
  *     window (address known); atomics and fences wait for the buffer to drain;
  *   - prefetchers: an L1 next-line stream prefetcher (2 lines ahead, using
- *     LFB entries) and an L2 stream prefetcher (lines 3..6 ahead, up to 16 in
- *     flight), each switchable off.
+ *     LFB entries) and an L2 stream prefetcher (lines 3..16 ahead, up to 16 in
+ *     flight), each following up to 16 streams (4 KiB pages) at once and each
+ *     switchable off.
  *
  * Hooks (env.sb_enter, env.sb_head, env.commit) mark where a store enters the
  * store buffer, reaches its head and commits — where DIKTAMO's replication

@@ -27,6 +27,7 @@
 #ifndef CXLSIM_DRAM_H
 #define CXLSIM_DRAM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cxlsim/engine.h"
@@ -36,6 +37,13 @@ struct cxs_dram_params {
 	uint32_t nbanks;          /* per channel */
 	uint32_t lines_per_row;   /* 64-byte lines per DRAM row */
 	cxs_time t_cas, t_rcd, t_rp, t_burst, t_ctrl;
+	/*
+	 * Rotate the bank by a hash of the row (bank = (bank + h(row)) %
+	 * nbanks), as memory controllers hash bank bits with row bits so that
+	 * arrays a power of two apart do not all fall in one bank. Off by default (the classic
+	 * mapping above); tier mode (tier.h) turns it on.
+	 */
+	bool rotate_banks;
 };
 
 struct cxs_dram_bank {

@@ -73,6 +73,8 @@ struct cxs_kimage {
 	uint64_t ops;           /* operations per thread, for kernels that take a count
 				   (workload.ops; 0: the kernel's default) */
 	uint64_t seed;
+	uint64_t variant;       /* the kernel's variant or second parameter (workload.variant;
+				   0: its default): see each kernel's doc */
 	uint32_t nthreads;
 	uint8_t *shared;        /* initial contents of the shared (CXL) region */
 	uint64_t shared_bytes;  /* multiple of 64 */

@@ -124,7 +124,9 @@ void core_account(struct cxs_core *c, cxs_time now)
 			c->c[C_demand_reads_outstanding] += dt * c->n_miss[2];
 			c->c[C_cycles_with_demand_read] += dt;
 		}
-		if (c->block == B_SQ)
+		/* Intel's BOUND_ON_STORES: the store buffer full and no load stalling (so a
+		 * cycle is not counted both here and as a load miss's stall). */
+		if (c->block == B_SQ && c->n_miss[0] == 0)
 			c->c[C_bound_on_stores] += stall;
 	}
 	c->acc_t = now;
@@ -192,6 +194,14 @@ static void lfb_release(struct cxs_core *c, uint64_t tag)
 			c->lfb[i].valid = 0;
 }
 
+static bool l2pf_find(const struct cxs_core *c, uint64_t line)
+{
+	for (uint32_t i = 0; i < L2PF_MAX; i++)
+		if (c->l2pf[i].valid && c->l2pf[i].line == line)
+			return true;
+	return false;
+}
+
 static bool same_page(uint64_t a, uint64_t b)
 {
 	return a >> 6 == b >> 6; /* lines within one 4 KiB page */
@@ -215,9 +225,15 @@ static int prefetch(struct cxs_core *c, cxs_time now, uint64_t line, bool into_l
 			c->c[C_l1_pf_from_mem] += lvl >= CXS_LVL_LOCAL;
 		}
 	} else {
-		if (c->l2pf_inflight >= 16)
+		if (c->l2pf_inflight >= L2PF_MAX || l2pf_find(c, line))
 			return 0;
 		c->l2pf_inflight++;
+		c->pf_recent[line % PF_RECENT] = line + 1;
+		for (uint32_t i = 0; i < L2PF_MAX; i++)
+			if (!c->l2pf[i].valid) {
+				c->l2pf[i] = (struct lfb_ent){.line = line, .tag = tag, .valid = 1};
+				break;
+			}
 		if (c->counting) {
 			c->c[C_l2_pf_requests]++;
 			c->c[C_l2_pf_l3_hits] += lvl == CXS_LVL_L3;
@@ -226,24 +242,77 @@ static int prefetch(struct cxs_core *c, cxs_time now, uint64_t line, bool into_l
 	return request(c, now, CXS_OP_PREFETCH_S, addr, 8, 0, tag, 0, err, len);
 }
 
+/*
+ * The tracker of line's page (4 KiB: 64 lines), allocated over the least
+ * recently used one if the page has none. Real stream prefetchers follow
+ * many streams at once (Intel's L2 streamer: 32 pages); a single
+ * last-miss register would never see the streams of a loop over three
+ * arrays, whose misses alternate between them.
+ */
+static struct pf_stream *stream_of(struct cxs_core *c, struct pf_stream *t, uint64_t line)
+{
+	uint64_t page = line >> 6;
+	struct pf_stream *victim = &t[0];
+	for (uint32_t i = 0; i < PF_STREAMS; i++) {
+		if (t[i].valid && t[i].page == page) {
+			t[i].used = ++c->pf_clock;
+			return &t[i];
+		}
+		if (!t[i].valid || (victim->valid && t[i].used < victim->used))
+			victim = &t[i];
+	}
+	*victim = (struct pf_stream){.page = page, .last = PF_NONE, .used = ++c->pf_clock, .valid = true};
+	return victim;
+}
+
+/*
+ * The L2 streamer sees an access to line in a stream: it keeps lines 3 ..
+ * L2PF_AHEAD ahead fetched (1 and 2 are the L1 prefetcher's), within the
+ * page and the 16 in flight. Intel's streamer runs up to 20 lines ahead; a
+ * short fixed distance (6 lines) covered DRAM's latency but not a CXL
+ * device's, and made every prefetch-friendly loop fall off a cliff on CXL
+ * that no DRAM-side counter foretells.
+ */
+static int train_l2(struct cxs_core *c, cxs_time now, uint64_t line, char *err, size_t len)
+{
+	int rc = 0;
+	struct pf_stream *s2 = stream_of(c, c->l2s, line);
+	if (c->p.l2_prefetch && s2->last != PF_NONE && line > s2->last && line - s2->last <= 2)
+		for (uint64_t d = 3; d <= L2PF_AHEAD && rc == 0 && c->l2pf_inflight < L2PF_MAX; d++)
+			if (same_page(line, line + d))
+				rc = prefetch(c, now, line + d, false, err, len);
+	s2->last = line;
+	return rc;
+}
+
 /* After a demand miss of `line` at level lvl: stream detection, then prefetches. */
 static int train(struct cxs_core *c, cxs_time now, uint64_t line, int lvl, char *err, size_t len)
 {
 	int rc = 0;
-	if (c->p.l1_prefetch && line == c->last_miss_line + 1)
+	struct pf_stream *s1 = stream_of(c, c->l1s, line);
+	if (c->p.l1_prefetch && line == s1->last + 1)
 		for (uint64_t d = 1; d <= 2 && rc == 0; d++)
 			if (same_page(line, line + d))
 				rc = prefetch(c, now, line + d, true, err, len);
-	c->last_miss_line = line;
-	if (lvl >= CXS_LVL_L3) {
-		if (c->p.l2_prefetch && line > c->last_l2_miss_line &&
-		    line - c->last_l2_miss_line <= 2)
-			for (uint64_t d = 3; d <= 6 && rc == 0; d++)
-				if (same_page(line, line + d))
-					rc = prefetch(c, now, line + d, false, err, len);
-		c->last_l2_miss_line = line;
-	}
+	s1->last = line;
+	if (rc == 0 && lvl >= CXS_LVL_L3)
+		rc = train_l2(c, now, line, err, len);
 	return rc;
+}
+
+/*
+ * A demand load's first touch of a line the L2 streamer fetched: the stream
+ * advances, as the real streamer trains on its L2 hits. The prefetch filled
+ * L1 too (the CN fills a core's L1 and L2 together), so without this the
+ * load is an L1 hit the streamer never sees and every stream would stall
+ * after one burst of four lines.
+ */
+static int touch_prefetched(struct cxs_core *c, cxs_time now, uint64_t line, char *err, size_t len)
+{
+	if (c->pf_recent[line % PF_RECENT] != line + 1)
+		return 0;
+	c->pf_recent[line % PF_RECENT] = 0;
+	return train_l2(c, now, line, err, len);
 }
 
 /* ---- loads ------------------------------------------------------------------- */
@@ -377,20 +446,36 @@ static int try_issue(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, 
 	e->lfb = 0;
 	if (lvl != CXS_LVL_L1) {
 		if (lfb_find(c, line)) {
+			/*
+			 * Waiting on a fill buffer counts as an L1 miss pending (Intel's
+			 * L1D_PEND_MISS counts buffers a demand load hit, so STALLS_L1D_MISS
+			 * covers a demand waiting on an L1 prefetch from memory: CAMP's
+			 * s_Cache); not as an L2 or L3 miss, which the buffer's own
+			 * request is.
+			 */
 			c->c[C_lfb_hits] += c->counting;
+			e->miss = M_L1;
+			c->n_miss[0]++;
 		} else {
 			struct lfb_ent *slot = lfb_free(c);
 			if (!slot)
 				return 0; /* every fill buffer busy: wait */
 			*slot = (struct lfb_ent){.line = line, .tag = tag, .valid = 1};
 			e->lfb = 1;
-			e->miss = M_L1 | (lvl >= CXS_LVL_L3 ? M_L2 : 0) | (lvl >= CXS_LVL_LOCAL ? M_L3 : 0);
+			/*
+			 * A line the L2 prefetcher has in flight: the load waits for that
+			 * prefetch (an L1 miss), and makes no demand request of its own
+			 * beyond L2 (no demand read, no L2 or L3 demand miss). Timing is
+			 * the same either way: the CN merges the request with the fill.
+			 */
+			int dl = l2pf_find(c, line) ? CXS_LVL_L2 : lvl;
+			e->miss = M_L1 | (dl >= CXS_LVL_L3 ? M_L2 : 0) | (dl >= CXS_LVL_LOCAL ? M_L3 : 0);
 			if (c->counting) {
 				c->c[C_l1d_misses]++;
-				c->c[C_l2_misses] += lvl >= CXS_LVL_L3;
-				c->c[C_l3_misses] += lvl >= CXS_LVL_LOCAL;
-				c->c[C_demand_reads] += lvl >= CXS_LVL_LOCAL;
-				c->c[C_cxl_loads] += lvl == CXS_LVL_CXL;
+				c->c[C_l2_misses] += dl >= CXS_LVL_L3;
+				c->c[C_l3_misses] += dl >= CXS_LVL_LOCAL;
+				c->c[C_demand_reads] += dl >= CXS_LVL_LOCAL;
+				c->c[C_cxl_loads] += dl == CXS_LVL_CXL;
 			}
 			for (int i = 0; i < 3; i++)
 				c->n_miss[i] += e->miss >> i & 1;
@@ -399,7 +484,9 @@ static int try_issue(struct cxs_core *c, cxs_time now, uint32_t idx, char *err, 
 	e->state = S_ISSUED;
 	if (request(c, now, CXS_OP_LOAD, e->addr, e->size, 0, tag, 0, err, len) != 0)
 		return -1;
-	return e->lfb ? train(c, now, line, lvl, err, len) : 0;
+	if (e->lfb && train(c, now, line, lvl, err, len) != 0)
+		return -1;
+	return touch_prefetched(c, now, line, err, len);
 }
 
 static void release_miss(struct cxs_core *c, struct ent *e, uint64_t tag)
@@ -775,8 +862,12 @@ int cxs_core_complete(struct cxs_core *c, cxs_time now, const struct cxs_mem_req
 	default: /* prefetches */
 		if (TAG_SLOT(tag) == 1)
 			lfb_release(c, tag);
-		else if (TAG_SLOT(tag) == 0 && c->l2pf_inflight)
+		else if (TAG_SLOT(tag) == 0 && c->l2pf_inflight) {
 			c->l2pf_inflight--;
+			for (uint32_t i = 0; i < L2PF_MAX; i++)
+				if (c->l2pf[i].valid && c->l2pf[i].tag == tag)
+					c->l2pf[i].valid = 0;
+		}
 		break;
 	}
 	return cxs_core_step(c, now, err, errlen);
@@ -826,7 +917,7 @@ struct cxs_core *cxs_core_new(uint32_t node, uint32_t id, const struct cxs_core_
 	c->p = *p;
 	c->env = *env;
 	c->kt = program;
-	c->last_miss_line = c->last_l2_miss_line = c->last_pfm_line = UINT64_MAX - 8;
+	c->last_pfm_line = PF_NONE;
 	for (uint32_t i = 0; i < CXS_KT_MAX_INFLIGHT; i++)
 		c->prod[i].h = CXS_KT_NO_DEP; /* names no handle */
 	c->rob = calloc(p->rob, sizeof *c->rob);

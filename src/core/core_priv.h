@@ -20,10 +20,10 @@
 	X(atomics, "ops", "atomic read-modify-writes (MEM_INST_RETIRED.LOCK_LOADS)")                 \
 	X(fences, "ops", "full fences")                                                              \
 	X(stalls_total, "cycles", "cycles the frontend dispatched nothing: window, queue or buffer full, drain, or waiting for a value (CYCLE_ACTIVITY.STALLS_TOTAL)") \
-	X(stalls_l1d_miss, "cycles", "stall cycles while a demand load that missed L1 is outstanding (CYCLE_ACTIVITY.STALLS_L1D_MISS)") \
+	X(stalls_l1d_miss, "cycles", "stall cycles while a demand load that missed L1 or hit a fill buffer is outstanding (CYCLE_ACTIVITY.STALLS_L1D_MISS)") \
 	X(stalls_l2_miss, "cycles", "stall cycles while a demand load that missed L2 is outstanding (CYCLE_ACTIVITY.STALLS_L2_MISS)") \
 	X(stalls_l3_miss, "cycles", "stall cycles while a demand load that missed L3 is outstanding (CYCLE_ACTIVITY.STALLS_L3_MISS)") \
-	X(bound_on_stores, "cycles", "stall cycles with the store queue full (EXE_ACTIVITY.BOUND_ON_STORES)") \
+	X(bound_on_stores, "cycles", "stall cycles with the store queue full and no demand load missing L1 (EXE_ACTIVITY.BOUND_ON_STORES)") \
 	X(l1d_misses, "loads", "demand loads that missed L1 and were not LFB hits (MEM_LOAD_RETIRED.L1_MISS)") \
 	X(l2_misses, "loads", "demand loads that missed L2 (MEM_LOAD_RETIRED.L2_MISS)")              \
 	X(l3_misses, "loads", "demand loads that missed L3: served by local DRAM or CXL memory (MEM_LOAD_RETIRED.L3_MISS)") \
@@ -76,6 +76,17 @@ enum { T_ROB = 0, T_SB = 1, T_PF = 2 };
 
 #define STORE_FILTER 1024 /* buckets of the store-word filter */
 #define WORD_BUCKET(a) (((a) >> 3) & (STORE_FILTER - 1))
+#define L2PF_MAX 16       /* L2 prefetches in flight per core */
+#define L2PF_AHEAD 16     /* how far ahead of a stream the L2 streamer fetches, in lines */
+#define PF_STREAMS 16     /* streams (4 KiB pages) each prefetcher tracks at once */
+#define PF_NONE (UINT64_MAX - 8) /* a tracker's "no miss yet" line */
+#define PF_RECENT 64      /* direct-mapped record of L2-prefetched lines */
+
+/* A prefetcher's view of one page: its last miss. */
+struct pf_stream {
+	uint64_t page, last, used;
+	bool valid;
+};
 
 struct ent {
 	uint64_t seq, addr, value;
@@ -157,7 +168,11 @@ struct cxs_core {
 
 	struct lfb_ent lfb[64];
 	uint32_t l2pf_inflight;
-	uint64_t last_miss_line, last_l2_miss_line, last_pfm_line;
+	struct lfb_ent l2pf[L2PF_MAX]; /* lines the L2 prefetcher has in flight */
+	struct pf_stream l1s[PF_STREAMS], l2s[PF_STREAMS]; /* per-page stream trackers */
+	uint64_t pf_clock;        /* LRU order of the trackers */
+	uint64_t pf_recent[PF_RECENT]; /* lines the L2 prefetcher fetched (line + 1; 0 empty) */
+	uint64_t last_pfm_line;
 
 	struct cxs_kop op;
 	bool have_op;

@@ -21,18 +21,40 @@
  * or unit fewer; no MN has holes.
  *
  * Weighted interleave (CAMP, Linux MPOL_WEIGHTED_INTERLEAVE). Inside the
- * local region [wi_base, wi_base + wi_bytes), page p (counted from wi_base)
- * with w = dram_weight + cxl_weight and r = p % w stays local iff r <
- * dram_weight. CXL-placed pages are packed densely: the k-th of them goes to
- * CXS_CXL_BASE + wi_cxl_offset + k * 4096, where
+ * local region [wi_base, wi_base + wi_bytes), with the weights reduced by
+ * their gcd to d (DRAM) and c (CXL), w = d + c, the pages are cut into
+ * blocks of w. Each block holds exactly d local pages, spread as evenly as
+ * the ratio allows (Bresenham: position r of a block is local iff
+ * D(r + 1) > D(r), D(n) = ceil(n d / w)), and the pattern is rotated by a
+ * per-block amount s(b) (splitmix64's finaliser of the block number):
  *
- *     k = (p / w) * cxl_weight + (r - dram_weight)
+ *     b = p / w,  r = (p % w + s(b)) % w      page p local iff D(r + 1) > D(r)
  *
- * so the region needs only as much CXL memory as the pages placed there
- * (e.g. 3:1 over 1000 pages uses 250 CXL pages, not 1000). The remapped
- * address is then looked up like any CXL address, so it is interleaved over
- * the MNs with everything else. The pattern is a pure function of the page
- * number: no state, the same at any rank count.
+ * Linux gives each node `weight` consecutive pages in turn; the even spread
+ * matters for scaled workloads whose arrays are a few hundred pages
+ * (weights such as 37:63 would otherwise put a whole small array in one
+ * tier), and the rotation for threads that run in lock step, as a
+ * deterministic simulator keeps them: with a strictly periodic pattern
+ * (1:1 is D C D C ...) every thread of STREAM's triad, on slices whose
+ * length is a multiple of the period, is on a DRAM page at the same time
+ * and on a CXL page at the same time, so the two tiers take turns instead
+ * of adding their bandwidths (measured: 1:1 slower than 2:3 and 3:2 by 30 %
+ * of the DRAM-only time). On real machines threads drift, and arrays start
+ * at offsets unrelated to the period; the rotation gives the same
+ * decorrelation while keeping the share exact in every block: any run of
+ * n pages holds D(n) +- 2 local ones. CXL-placed pages are packed densely,
+ * each block's c of them in turn: the CXL page of rotated position r in
+ * block b is number
+ *
+ *     k = b c + (r - D(r))        (r - D(r): the CXL positions before r)
+ *
+ * at CXS_CXL_BASE + wi_cxl_offset + k * 4096, so the region needs only as
+ * much CXL memory as its blocks place there (3:1 over 1000 pages: 250
+ * pages). The remapped address is then looked up like any CXL address, so
+ * it is interleaved over the MNs with everything else. The pattern is a
+ * pure function of the page number: no state, the same at any rank count.
+ * Products stay below 2^64: local addresses are below 2^40 (so p < 2^28)
+ * and d, c < 2^32.
  *
  * Validation happens once, in cxs_addr_map_init, so that lookup can do no
  * checking beyond the range tests; what a user can get wrong returns one line
@@ -54,13 +76,35 @@ static bool wi_enabled(const struct cxs_addr_map_params *p)
 	return p->dram_weight != 0 || p->cxl_weight != 0;
 }
 
-/* Pages of a weighted region of npages that are placed in CXL memory. */
-static uint64_t wi_cxl_pages(const struct cxs_addr_map_params *p, uint64_t npages)
+static uint32_t gcd32(uint32_t a, uint32_t b)
 {
-	uint64_t w = (uint64_t)p->dram_weight + p->cxl_weight;
-	uint64_t r = npages % w;
+	while (b) {
+		uint32_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
 
-	return (npages / w) * p->cxl_weight + (r > p->dram_weight ? r - p->dram_weight : 0);
+/* D(n) over one block: the local positions among its first n. */
+static uint64_t wi_local_before(const struct cxs_addr_map *m, uint64_t n)
+{
+	return (n * m->wi_d + m->wi_w - 1) / m->wi_w;
+}
+
+/* The rotation of block b, in [0, w): splitmix64's finaliser of b. */
+static uint64_t wi_rotation(const struct cxs_addr_map *m, uint64_t b)
+{
+	uint64_t z = b + UINT64_C(0x9E3779B97F4A7C15);
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return (z ^ (z >> 31)) % m->wi_w;
+}
+
+/* CXL pages a weighted region of npages may use: c for every block it starts. */
+static uint64_t wi_cxl_room(const struct cxs_addr_map *m, uint64_t npages)
+{
+	return (npages + m->wi_w - 1) / m->wi_w * (m->wi_w - m->wi_d);
 }
 
 static bool is_pow2(uint64_t x)
@@ -130,7 +174,10 @@ int cxs_addr_map_init(struct cxs_addr_map *m, const struct cxs_addr_map_params *
 				 CXS_PAGE_BYTES, p->wi_cxl_offset);
 			goto out;
 		}
-		ncxl = wi_cxl_pages(p, p->wi_bytes / CXS_PAGE_BYTES);
+		uint32_t g = gcd32(p->dram_weight, p->cxl_weight);
+		m->wi_d = p->dram_weight / g;
+		m->wi_w = (uint32_t)(((uint64_t)p->dram_weight + p->cxl_weight) / g);
+		ncxl = wi_cxl_room(m, p->wi_bytes / CXS_PAGE_BYTES);
 		if (p->wi_cxl_offset > p->cxl_bytes ||
 		    ncxl > (p->cxl_bytes - p->wi_cxl_offset) / CXS_PAGE_BYTES) {
 			snprintf(err, errlen,
@@ -168,12 +215,13 @@ struct cxs_addr_target cxs_addr_map_lookup(const struct cxs_addr_map *m, uint64_
 	assert(p->nmns >= 1); /* initialised */
 	if (addr < p->local_bytes) {
 		if (wi_enabled(p) && addr >= p->wi_base && addr - p->wi_base < p->wi_bytes) {
-			uint64_t w = (uint64_t)p->dram_weight + p->cxl_weight;
 			uint64_t page = (addr - p->wi_base) / CXS_PAGE_BYTES;
-			uint64_t r = page % w;
+			uint64_t b = page / m->wi_w;
+			uint64_t r = (page % m->wi_w + wi_rotation(m, b)) % m->wi_w;
+			uint64_t before = wi_local_before(m, r);
 
-			if (r >= p->dram_weight) {
-				uint64_t k = (page / w) * p->cxl_weight + (r - p->dram_weight);
+			if (wi_local_before(m, r + 1) == before) {
+				uint64_t k = b * (m->wi_w - m->wi_d) + (r - before);
 
 				/* init checked that every such k fits in the CXL range. */
 				return cxl_target(m, CXS_CXL_BASE + p->wi_cxl_offset +

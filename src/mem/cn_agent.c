@@ -551,6 +551,8 @@ static int serve(struct cxs_cn *cn, cxs_time t, const struct cxs_mem_req *r, cha
 		/* Private memory: no protocol, only the local DRAM's latency. */
 		uint8_t zero[CXS_LINE_BYTES] = {0};
 		const uint8_t *d = cxs_line_map_find(&cn->local, line);
+		if (!d && cn->env.init_local)
+			cn->env.init_local(cn->env.ctx, line, zero);
 		struct cxs_cache_line *n = l3_alloc(cn, t, line, d ? d : zero, CN_L);
 		if (!n) {
 			snprintf(err, errlen, "node %u: no L3 way free for line %#" PRIx64, cn->node,
@@ -922,6 +924,12 @@ int cxs_cn_where(struct cxs_cn *cn, uint32_t core, uint64_t addr, bool write)
 		return CXS_LVL_L3;
 	return cxs_addr_map_lookup(cn->p.map, addr).kind == CXS_ADDR_LOCAL ? CXS_LVL_LOCAL
 									 : CXS_LVL_CXL;
+}
+
+bool cxs_cn_local_pending(const struct cxs_cn *cn, uint64_t addr, cxs_time now)
+{
+	const struct line_info *li = cxs_line_map_find(&cn->info, addr >> CXS_LINE_SHIFT);
+	return li && li->ready > now;
 }
 
 size_t cxs_cn_pending(const struct cxs_cn *cn)

@@ -106,6 +106,12 @@ static void agent_invalidated(void *ctx, cxs_time t, uint32_t core, uint64_t lin
 	workload_invalidated(ctx, t, core, line);
 }
 
+/* Tier mode puts the kernel's image in local memory too (tier.h). */
+static void agent_init_local(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES])
+{
+	memsys_initial_line(((struct cn_node *)ctx)->M, line, out);
+}
+
 static void agent_replicated_write(void *ctx, cxs_time t, const struct cxs_mem_req *r,
 				   uint64_t stamp, uint64_t word)
 {
@@ -217,7 +223,7 @@ static int cn_init(struct cxs_lp *lp, void *state)
 	cn->M = M;
 	cn->watch = (struct node_watch){.lp = lp, .interval = M->watchdog};
 	if (cxs_nport_init(&cn->port, lp, &M->port) != 0 ||
-	    cxs_dram_init(&cn->dram, &M->mn.dram, err, sizeof err) != 0) {
+	    cxs_dram_init(&cn->dram, cxs_tier_dram(&M->tier, true, &M->mn.dram), err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}
@@ -226,7 +232,7 @@ static int cn_init(struct cxs_lp *lp, void *state)
 	cxs_nport_on_class(&cn->port, CXS_CLASS_MEM, on_coherence, cn);
 	struct cxs_cn_env env = {.ctx = cn, .send = agent_send, .complete = agent_complete,
 				 .local_dram = agent_local_dram, .perform = agent_perform,
-				 .invalidated = agent_invalidated,
+				 .invalidated = agent_invalidated, .init_local = agent_init_local,
 				 .replicated_write = M->dk ? agent_replicated_write : NULL};
 	if (M->exact)
 		exact_cn_init(M->exact, cn);

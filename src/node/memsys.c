@@ -79,6 +79,8 @@ static int configure_system(const struct cxs_config *cfg, struct memsys *M, char
 		.cxl_bytes = cxs_config_size_bytes(cfg, "system", "cxl_size"),
 		.interleave_bytes = cxs_config_size_bytes(cfg, "system", "interleave"),
 	};
+	if (cxs_tier_configure(cfg, &M->tier, &mp, err, errlen) != 0)
+		return -1;
 	if (cxs_addr_map_init(&M->map, &mp, sub, sizeof sub) != 0) {
 		snprintf(err, errlen, "[system]: %s", sub);
 		return -1;
@@ -184,7 +186,8 @@ static const struct cxs_key_table system_keys = CXS_KEY_TABLE(memsys_keys);
 static const struct cxs_key_table *const tables[] = {
 	&system_keys, &memsys_cn_key_table, &memsys_mn_key_table, &cxs_fabric_key_table,
 	&memsys_workload_key_table, &cxs_core_key_table, &cxs_tester_key_table,
-	&memsys_exact_key_table, &cxs_trace_replay_key_table, &cxs_dk_key_table, NULL,
+	&memsys_exact_key_table, &cxs_trace_replay_key_table, &cxs_tier_key_table,
+	&cxs_dk_key_table, NULL,
 };
 
 const struct cxs_model cxs_memsys_model = {

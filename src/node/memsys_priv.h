@@ -37,6 +37,7 @@
 #include "cxlsim/nport.h"
 #include "cxlsim/protocol.h"
 #include "cxlsim/tester.h"
+#include "cxlsim/tier.h"
 
 /*
  * Engine event types of both node types. The numbers are part of every run's
@@ -105,6 +106,7 @@ struct workload {
 	uint8_t *reference;              /* the native run's final shared image, or NULL */
 	uint64_t *ref_ops;               /* the native run's memory operations per thread, or NULL */
 	uint64_t private_stride;         /* bytes of local memory per thread */
+	uint64_t shared_base;            /* address of the kernel's shared byte 0 (tier.h) */
 	struct cxs_core_params core;
 	struct cxs_tester_params tester;
 };
@@ -114,6 +116,7 @@ struct memsys {
 	uint32_t cns, mns;
 	enum cxs_protocol protocol;
 	struct cxs_addr_map map;
+	struct cxs_tier tier;            /* CAMP's two tiers on one CN; placement off: classic */
 	struct cxs_fabric_params fab;
 	struct cxs_nport_cfg port;
 	struct cn_config cn;
@@ -146,7 +149,8 @@ int workload_configure(const struct cxs_config *cfg, struct memsys *M, char *err
 void workload_release(struct workload *w);
 int exact_configure(const struct cxs_config *cfg, struct memsys *M, char *err, size_t errlen);
 void exact_release(struct exact_check *x);
-/* The initial contents of a CXL line: the workload's image, zeros beyond it (mn_node.c). */
+/* The initial contents of a memory line (MN, or CN-local in tier mode, tier.h): the
+ * workload's shared image, zeros beyond it (workload.c). */
 void memsys_initial_line(const struct memsys *M, uint64_t line, uint8_t out[CXS_LINE_BYTES]);
 struct cxs_home *mn_home(struct mn_node *mn);
 int dk_configure(const struct cxs_config *cfg, struct memsys *M, char *err, size_t errlen);

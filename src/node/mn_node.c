@@ -63,19 +63,10 @@ static cxs_time home_dram(void *ctx, cxs_time now, uint64_t line, int is_write)
 	return cxs_dram_access(&mn->dram, now, t.mn_line, is_write);
 }
 
+/* Initial contents of CXL memory: the workload's image (zeros beyond it). */
 static void home_init_line(void *ctx, uint64_t line, uint8_t out[CXS_LINE_BYTES])
 {
 	memsys_initial_line(((const struct mn_node *)ctx)->M, line, out);
-}
-
-void memsys_initial_line(const struct memsys *M, uint64_t line, uint8_t out[CXS_LINE_BYTES])
-{
-	const struct cxs_kimage *img = &M->wl.img;
-	uint64_t off = (line << CXS_LINE_SHIFT) - CXS_CXL_BASE;
-	if (img->shared && (line << CXS_LINE_SHIFT) >= CXS_CXL_BASE && off < img->shared_bytes)
-		memcpy(out, img->shared + off, CXS_LINE_BYTES);
-	else
-		memset(out, 0, CXS_LINE_BYTES);
 }
 
 struct cxs_home *mn_home(struct mn_node *mn)
@@ -216,7 +207,7 @@ static int mn_init(struct cxs_lp *lp, void *state)
 	mn->M = M;
 	mn->watch = (struct node_watch){.lp = lp, .interval = M->watchdog};
 	if (cxs_nport_init(&mn->port, lp, &M->port) != 0 ||
-	    cxs_dram_init(&mn->dram, &M->mn.dram, err, sizeof err) != 0) {
+	    cxs_dram_init(&mn->dram, cxs_tier_dram(&M->tier, false, &M->mn.dram), err, sizeof err) != 0) {
 		cxs_lp_fail(lp, 2, "node %u: %s", cxs_lp_id(lp), err);
 		return -1;
 	}

@@ -9,7 +9,9 @@
  *            kernels, the microbenchmarks, the litmus tests, trace replay) on
  *            an out-of-order core (src/core/core.c) per simulated core.
  * Thread t = node * cores_per_cn + core; its private memory is a stride of
- * the CN's local region, its shared data at the start of CXL memory.
+ * the CN's local region, its shared data at the start of CXL memory — or, in
+ * tier mode (tier.h), right after the private strides in local memory, where
+ * the tier placement sends every page to DRAM or to the far device.
  *
  * Configure builds the kernel's image (the same way on every rank) and, for a
  * deterministic kernel with workload.check, runs it natively first: the
@@ -39,6 +41,7 @@ static const struct cxs_cfg_key workload_keys[] = {
 	{"workload", "kernel", CXS_CFG_STRING, "tester", "What the cores run: tester (the random coherence tester) or a built-in thread program on out-of-order cores (cxlsim --list-kernels).", NULL, 0, 0},
 	{"workload", "size", CXS_CFG_UINT, "0", "The kernel's size parameter (0: its default; see --list-kernels).", NULL, 0, 1e15},
 	{"workload", "ops", CXS_CFG_UINT, "0", "Operations per thread for kernels that take a count (ycsb: get/put operations); 0: the kernel's default.", NULL, 0, 1e12},
+	{"workload", "variant", CXS_CFG_UINT, "0", "The kernel's variant or second parameter (0: its default; cxlsim --list-kernels says what it is for each kernel, e.g. ptrchase: independent chains, graph kernels: 0 power-law, 1 road-like).", NULL, 0, 1e12},
 	{"workload", "seed", CXS_CFG_UINT, "1", "Seed of the kernel's data and of its threads' random streams.", NULL, 0, 1e18},
 	{"workload", "trace", CXS_CFG_STRING, "", "With kernel = trace: the per-core trace files, a path pattern where %u stands for the thread (node * cores_per_cn + core), e.g. traces/core%u.trace.", NULL, 0, 0},
 	{"workload", "check", CXS_CFG_BOOL, "true", "Run the kernel natively first and compare the simulated machine's results with it word for word (deterministic kernels).", NULL, 0, 0},
@@ -70,6 +73,7 @@ static int configure_kernel(const struct cxs_config *cfg, struct memsys *M, cons
 	w->img = (struct cxs_kimage){.size = size ? size : w->kernel->default_size,
 				     .seed = cxs_config_uint(cfg, "workload", "seed"),
 				     .ops = cxs_config_uint(cfg, "workload", "ops"),
+				     .variant = cxs_config_uint(cfg, "workload", "variant"),
 				     .nthreads = M->cns * M->cn.cores};
 	if (w->kernel->configure && w->kernel->configure(cfg, &w->img, err, errlen) != 0)
 		return -1;
@@ -81,7 +85,10 @@ static int configure_kernel(const struct cxs_config *cfg, struct memsys *M, cons
 	}
 	w->private_stride = (w->img.private_bytes + 4095) & ~UINT64_C(4095);
 	const struct cxs_addr_map_params *mp = &M->map.p;
-	if (w->img.shared_bytes > mp->cxl_bytes || w->private_stride * M->cn.cores > mp->local_bytes) {
+	if (cxs_tier_shared_base(&M->tier, w->private_stride * M->cn.cores, w->img.shared_bytes,
+				 mp->local_bytes, &w->shared_base) != 0 ||
+	    (M->tier.placement == CXS_TIER_OFF && w->img.shared_bytes > mp->cxl_bytes) ||
+	    w->private_stride * M->cn.cores > mp->local_bytes) {
 		snprintf(err, errlen,
 			 "%s: %s at size %" PRIu64 " needs %" PRIu64 " bytes of CXL memory and %" PRIu64
 			 " of local memory per CN: raise system.cxl_size / system.local_size",
@@ -127,6 +134,16 @@ int workload_configure(const struct cxs_config *cfg, struct memsys *M, char *err
 	return configure_kernel(cfg, M, name, err, errlen);
 }
 
+void memsys_initial_line(const struct memsys *M, uint64_t line, uint8_t out[CXS_LINE_BYTES])
+{
+	const struct workload *w = &M->wl;
+	uint64_t addr = line << CXS_LINE_SHIFT, off = addr - w->shared_base;
+	if (w->img.shared && addr >= w->shared_base && off < w->img.shared_bytes)
+		memcpy(out, w->img.shared + off, CXS_LINE_BYTES);
+	else
+		memset(out, 0, CXS_LINE_BYTES);
+}
+
 void workload_release(struct workload *w)
 {
 	cxs_kimage_free(&w->img);
@@ -144,10 +161,17 @@ static int ooo_request(void *ctx, cxs_time t, const struct cxs_mem_req *r, char 
 	return cxs_cn_request(cn->agent, t, r, err, len);
 }
 
+/*
+ * A line filled from local memory is in the caches at once but usable only
+ * at its DRAM time: while it is in flight, a load to it is a miss (or an LFB
+ * hit), as one to a CXL line in flight is.
+ */
 static int ooo_where(void *ctx, uint32_t core, uint64_t addr, bool write)
 {
 	struct cn_node *cn = ctx;
-	return cxs_cn_where(cn->agent, core, addr, write);
+	int lvl = cxs_cn_where(cn->agent, core, addr, write);
+	return lvl < CXS_LVL_LOCAL && cxs_cn_local_pending(cn->agent, addr, cxs_now(cn->lp))
+		       ? CXS_LVL_LOCAL : lvl;
 }
 
 static bool ooo_remote(void *ctx, uint64_t addr)
@@ -227,7 +251,7 @@ int workload_cn_init(struct cn_node *cn, char *err, size_t len)
 	for (uint32_t c = 0; c < cores; c++) {
 		struct cxs_kt_params kp = {.kernel = w->kernel, .img = &w->img,
 					   .reference = w->reference, .id = node * cores + c,
-					   .shared_base = CXS_CXL_BASE,
+					   .shared_base = w->shared_base,
 					   .private_base = c * w->private_stride,
 					   .failed_cns = &cn->runtime_failed,
 					   .cores_per_cn = cores};

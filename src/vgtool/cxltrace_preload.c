@@ -22,6 +22,13 @@
  *                                         exit event)
  *
  * rwlocks are taken as exclusive locks (readers serialise in the replay).
+ *
+ * One wrapper is about running at all: Valgrind keeps file descriptors of
+ * its own at the top of the range and refuses any setrlimit(RLIMIT_NOFILE)
+ * that moves the hard limit, so a program that sets both limits to what it
+ * wants (memcached) would stop. setrlimit of RLIMIT_NOFILE is therefore
+ * clamped to the hard limit the program sees (getrlimit, resolved from the
+ * program's libc at run time).
  * Since glibc 2.34 the pthread functions live in libc.so.6; programs built
  * against older glibc reach them through libpthread.so.0, so every wrapper
  * exists for both sonames (Valgrind's Z-encoding: libcZdsoZa is libc.so*,
@@ -30,6 +37,7 @@
  * libc, like Valgrind's own preload libraries.
  */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cxlsim/cxltrace.h"
@@ -210,5 +218,20 @@ WRAP(int, pthreadZujoin, (pthread_t t, void **retval), {
 	LEAVE();
 	if (ret == 0)
 		REQ(CXLTRACE_REQ_JOINED, t, 0);
+	return ret;
+})
+
+/* setrlimit(RLIMIT_NOFILE): keep the hard limit, cap the soft one by it */
+WRAP(int, setrlimit, (int resource, const struct rlimit *r), {
+	int ret;
+	struct rlimit now;
+	struct rlimit want;
+	if (resource == RLIMIT_NOFILE && r != NULL && getrlimit(RLIMIT_NOFILE, &now) == 0) {
+		want.rlim_max = now.rlim_max;
+		want.rlim_cur = r->rlim_cur < now.rlim_max ? r->rlim_cur : now.rlim_max;
+		CALL_FN_W_WW(ret, fn, resource, &want);
+		return ret;
+	}
+	CALL_FN_W_WW(ret, fn, resource, r);
 	return ret;
 })

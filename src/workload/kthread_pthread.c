@@ -16,8 +16,12 @@
  *                            the compiler keeps many in registers)
  *   store, swap, fetch_add   plain stores, __atomic exchange / fetch-add
  *   fence                    __atomic_thread_fence (mfence)
- *   lock / unlock            a pthread mutex chosen by hashing the lock
- *                            word's address (4096 of them): the recorder sees
+ *   lock / unlock            a pthread mutex per lock word, found in an
+ *                            open-addressing table by the word's address
+ *                            (inserted lock-free on first use; distinct
+ *                            words never share a mutex, so a kernel that
+ *                            holds several locks at once — canneal — cannot
+ *                            deadlock on a collision): the recorder sees
  *                            pthread_mutex_lock, as in a pthreads program
  *   barrier                  a pthread barrier per barrier address, made by
  *                            the first thread to arrive
@@ -43,7 +47,7 @@
 #include "cxlsim/cxltrace.h"
 
 #define MAX_RESULTS 32
-#define NLOCKS 4096
+#define NLOCKS (1u << 20) /* lock words a run may use; glibc's mutex initialiser is all zeros */
 #define NBARRIERS 64
 
 struct cxs_kt {
@@ -56,8 +60,10 @@ struct cxs_kt {
 	size_t nresults;
 };
 
-static pthread_mutex_t locks[NLOCKS];
-static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
+static struct {
+	uint64_t addr; /* 0: free */
+	pthread_mutex_t m;
+} locks[NLOCKS];
 static struct {
 	uint64_t addr;
 	int state; /* 0 free, 1 being made, 2 ready */
@@ -67,10 +73,22 @@ static pthread_barrier_t roi_barrier;
 static int roi_started;
 static uint32_t roi_threads;
 
-static void init_locks(void)
+static pthread_mutex_t *lock_of(struct cxs_kt *kt, uint64_t addr)
 {
-	for (int i = 0; i < NLOCKS; i++)
-		pthread_mutex_init(&locks[i], NULL);
+	uint64_t h = addr * UINT64_C(0x9e3779b97f4a7c15);
+	for (uint32_t k = 0; k < NLOCKS; k++) {
+		uint32_t i = (uint32_t)((h >> 40) + k) % NLOCKS;
+		uint64_t a = __atomic_load_n(&locks[i].addr, __ATOMIC_ACQUIRE), zero = 0;
+		if (a == addr)
+			return &locks[i].m;
+		if (a == 0) {
+			if (__atomic_compare_exchange_n(&locks[i].addr, &zero, addr, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+			    zero == addr)
+				return &locks[i].m;
+		}
+	}
+	cxs_kt_fail(kt, "more than %u lock words", NLOCKS);
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -229,16 +247,13 @@ uint64_t cxs_kt_cas(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t exp
 
 bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr)
 {
-	(void)kt;
-	pthread_once(&locks_once, init_locks);
-	pthread_mutex_lock(&locks[(addr >> 3) % NLOCKS]);
+	pthread_mutex_lock(lock_of(kt, addr));
 	return false; /* native threads do not fail */
 }
 
 void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr)
 {
-	(void)kt;
-	pthread_mutex_unlock(&locks[(addr >> 3) % NLOCKS]);
+	pthread_mutex_unlock(lock_of(kt, addr));
 }
 
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
@@ -418,5 +433,4 @@ void cxs_kt_pthread_init(uint32_t nthreads)
 {
 	roi_threads = nthreads;
 	pthread_barrier_init(&roi_barrier, NULL, roi_threads);
-	pthread_once(&locks_once, init_locks);
 }

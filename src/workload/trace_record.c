@@ -247,8 +247,11 @@ static int write_ini(const struct rec_state *s, uint32_t threads, int argc, char
 		return -1;
 	}
 	fprintf(f, "# Made by cxlsim-trace record from:");
-	for (int i = 0; i < argc; i++)
-		fprintf(f, " %s", argv[i]);
+	for (int i = 0; i < argc; i++) { /* one comment line: an argument's newlines are spaces */
+		fputc(' ', f);
+		for (const char *c = argv[i]; *c != '\0'; c++)
+			fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
+	}
 	fprintf(f, "\n# %" PRIu32 " threads, %" PRIu64 " records. Replay on a machine with at least\n"
 		   "# that many cores (system.cns x system.cores_per_cn), e.g.\n"
 		   "#   cxlsim inputs/wb-16x4.ini %s\n"

@@ -84,4 +84,10 @@ rc=$?
 set -e
 [ $rc = 2 ] && grep -q "region of interest never began" "$WORK/none.out" || {
 	echo "record without a region of interest: exit $rc"; cat "$WORK/none.out"; exit 1; }
+# A command line with newlines (sqlite3 with a multi-line script) still makes a trace.ini
+# that is all comments, sections and keys.
+"$TRACE" record -o "$WORK/nl" --roi start -- /bin/true "$(printf 'a;\nb;')" >/dev/null
+if grep -qvE '^(#.*|\[[a-z]+\]|[a-z_]+ = .*|)$' "$WORK/nl/trace.ini"; then
+	echo "trace.ini with a stray line:"; cat "$WORK/nl/trace.ini"; exit 1
+fi
 echo "trace tool: ok"

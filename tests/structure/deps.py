@@ -42,7 +42,7 @@ HEADER_MODULE = {
     "page_map.h": "workload", "cxltrace.h": "workload", "cxltrace_proto.h": "workload",
     "fabric.h": "fabric", "nport.h": "fabric",
     "addr_map.h": "mem", "cache.h": "mem", "coherence.h": "mem", "dram.h": "mem",
-    "line_map.h": "mem",
+    "line_map.h": "mem", "tier.h": "mem",
     "core.h": "core", "tester.h": "core", "protocol.h": "core",
     "diktamo.h": "diktamo", "axle.h": "axle",
     "memsys.h": "node", "phold.h": "models",

@@ -30,6 +30,9 @@ int main(void)
 	srunner_add_suite(sr, axle_suite());
 	srunner_add_suite(sr, payload_suite());
 	srunner_add_suite(sr, diktamo_suite());
+	srunner_add_suite(sr, camp_kernels_suite());
+	srunner_add_suite(sr, camp_suite());
+	srunner_add_suite(sr, tier_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	/* A misspelt CK_RUN_SUITE runs nothing and would pass: that is a failure. */

@@ -21,5 +21,8 @@ Suite *trace_suite(void);
 Suite *axle_suite(void);
 Suite *payload_suite(void);
 Suite *diktamo_suite(void);
+Suite *camp_kernels_suite(void);
+Suite *camp_suite(void);
+Suite *tier_suite(void);
 
 #endif

@@ -196,57 +196,71 @@ END_TEST
 
 /* ---- weighted interleave ---------------------------------------------- */
 
+static uint32_t gcd_u32(uint32_t a, uint32_t b)
+{
+	return b ? gcd_u32(b, a % b) : a;
+}
+
 /*
  * Looks up the first byte (and a byte inside) of each of npages pages of the
- * weighted region; checks placement against the d:c pattern and that CXL
- * pages are distinct, in range and dense from wi_cxl_offset. Returns how many
- * pages went to CXL.
+ * weighted region; checks the placement against the definition in
+ * addr_map.h (with the weights reduced by their gcd to d:c, exactly d of
+ * every whole block of d + c pages are local) and that CXL pages are
+ * distinct, in range, and dense from wi_cxl_offset: block b's c pages are
+ * numbers b c .. b c + c - 1. Returns how many pages went to CXL.
  */
-static uint64_t check_weighted(uint32_t d, uint32_t c, uint64_t npages)
+static uint64_t check_weighted(uint32_t d0, uint32_t c0, uint64_t npages)
 {
 	struct cxs_addr_map_params p = base_params(64);
 	struct cxs_addr_map m;
-	uint64_t ncxl = 0;
+	uint64_t ncxl = 0, nlocal_block = 0;
+	uint32_t g = gcd_u32(d0, c0), d = d0 / g, c = c0 / g, w = d + c;
 	char *used;
 
 	p.wi_base = 64 * CXS_PAGE_BYTES;
 	p.wi_bytes = npages * CXS_PAGE_BYTES;
 	p.wi_cxl_offset = 1 * GIB;
-	p.dram_weight = d;
-	p.cxl_weight = c;
+	p.dram_weight = d0;
+	p.cxl_weight = c0;
 	init_map(&m, &p);
-	used = calloc(npages, 1);
+	used = calloc(npages + w, 1);
 	ck_assert_ptr_nonnull(used);
 
 	for (uint64_t pg = 0; pg < npages; pg++) {
 		uint64_t addr = p.wi_base + pg * CXS_PAGE_BYTES;
 		struct cxs_addr_target t = cxs_addr_map_lookup(&m, addr);
 		struct cxs_addr_target inner = cxs_addr_map_lookup(&m, addr + 1000);
-		int want_local = pg % (d + c) < d;
 
-		if (want_local) {
-			ck_assert_int_eq(t.kind, CXS_ADDR_LOCAL);
+		if (pg % w == 0)
+			nlocal_block = 0;
+		if (t.kind == CXS_ADDR_LOCAL) {
 			ck_assert_uint_eq(t.addr, addr);
-			continue;
+			ck_assert_int_eq(inner.kind, CXS_ADDR_LOCAL);
+			nlocal_block++;
+		} else {
+			ck_assert_int_eq(t.kind, CXS_ADDR_CXL);
+			ck_assert_uint_ge(t.addr, CXS_CXL_BASE + p.wi_cxl_offset);
+			ck_assert_uint_lt(t.addr, CXS_CXL_BASE + p.cxl_bytes);
+			ck_assert_uint_eq(t.addr % CXS_PAGE_BYTES, 0);
+			/* Offsets inside the page carry over. */
+			ck_assert_int_eq(inner.kind, CXS_ADDR_CXL);
+			ck_assert_uint_eq(inner.addr, t.addr + 1000);
+			/* Home and line are those of the remapped address. */
+			ck_assert_uint_eq(cxs_addr_map_lookup(&m, t.addr).mn, t.mn);
+			ck_assert_uint_eq(cxs_addr_map_lookup(&m, t.addr).mn_line, t.mn_line);
+			/* Distinct, and inside its block's share of CXL pages. */
+			uint64_t k = (t.addr - CXS_CXL_BASE - p.wi_cxl_offset) / CXS_PAGE_BYTES;
+			ck_assert_uint_ge(k, pg / w * c);
+			ck_assert_uint_lt(k, pg / w * c + c);
+			ck_assert_int_eq(used[k], 0);
+			used[k] = 1;
+			ncxl++;
 		}
-		ck_assert_int_eq(t.kind, CXS_ADDR_CXL);
-		ck_assert_uint_ge(t.addr, CXS_CXL_BASE + p.wi_cxl_offset);
-		ck_assert_uint_lt(t.addr, CXS_CXL_BASE + p.cxl_bytes);
-		ck_assert_uint_eq(t.addr % CXS_PAGE_BYTES, 0);
-		/* Offsets inside the page carry over. */
-		ck_assert_int_eq(inner.kind, CXS_ADDR_CXL);
-		ck_assert_uint_eq(inner.addr, t.addr + 1000);
-		/* Home and line are those of the remapped address. */
-		ck_assert_uint_eq(cxs_addr_map_lookup(&m, t.addr).mn, t.mn);
-		ck_assert_uint_eq(cxs_addr_map_lookup(&m, t.addr).mn_line, t.mn_line);
-		/* Dense and distinct: CXL page k of the region is at offset + k pages. */
-		uint64_t k = (t.addr - CXS_CXL_BASE - p.wi_cxl_offset) / CXS_PAGE_BYTES;
-		ck_assert_uint_lt(k, npages);
-		ck_assert_int_eq(used[k], 0);
-		used[k] = 1;
-		ncxl++;
+		if (pg % w == w - 1)
+			ck_assert_uint_eq(nlocal_block, d); /* a whole block: exactly d local */
 	}
-	for (uint64_t k = 0; k < ncxl; k++)
+	/* Whole blocks use their CXL pages without holes. */
+	for (uint64_t k = 0; k < npages / w * c; k++)
 		ck_assert_int_eq(used[k], 1);
 	free(used);
 
@@ -272,8 +286,77 @@ START_TEST(test_weighted_one_side_only)
 {
 	ck_assert_uint_eq(check_weighted(1, 0, 1000), 0);
 	ck_assert_uint_eq(check_weighted(0, 1, 1000), 1000);
-	/* A region that ends mid-cycle: 10 pages at 3:2 put pages 3,4,8,9 in CXL. */
+	/* 10 pages at 3:2 (two whole blocks of 5), 4 in CXL; 60:40 is the same ratio. */
 	ck_assert_uint_eq(check_weighted(3, 2, 10), 4);
+	ck_assert_uint_eq(check_weighted(60, 40, 10), 4);
+}
+END_TEST
+
+/*
+ * The even spread: every block of a 3:2 region is a rotation of D D C D C;
+ * at 37:63 (a 1 % step of tier.dram_pct) every run of n pages holds
+ * 0.37 n +- 2 local ones; and the rotation varies from block to block, so
+ * that pages a fixed distance apart (the same element of two arrays, or of
+ * two threads' slices) are not always on the same tier: at 1:1 a strictly
+ * alternating pattern would put pages 2 j apart together every time.
+ */
+START_TEST(test_weighted_spread_evenly)
+{
+	struct cxs_addr_map_params p = base_params(64);
+	struct cxs_addr_map m;
+	static const char base[] = "DDCDC"; /* 3:2: position r local iff D(r + 1) > D(r) */
+
+	p.wi_base = 0;
+	p.wi_bytes = 1000 * CXS_PAGE_BYTES;
+	p.dram_weight = 3;
+	p.cxl_weight = 2;
+	init_map(&m, &p);
+	int rotations[5] = {0};
+	for (int b = 0; b < 200; b++) {
+		char got[6] = {0};
+		for (int i = 0; i < 5; i++)
+			got[i] = cxs_addr_map_lookup(&m, (uint64_t)(5 * b + i) * CXS_PAGE_BYTES).kind ==
+						 CXS_ADDR_LOCAL
+					 ? 'D'
+					 : 'C';
+		int rot = -1;
+		for (int s = 0; s < 5 && rot < 0; s++) {
+			int same = 1;
+			for (int i = 0; i < 5; i++)
+				same &= got[i] == base[(i + s) % 5];
+			if (same)
+				rot = s;
+		}
+		ck_assert_msg(rot >= 0, "block %d: %s is no rotation of %s", b, got, base);
+		rotations[rot]++;
+	}
+	for (int s = 0; s < 5; s++)
+		ck_assert_msg(rotations[s] >= 20, "rotation %d in %d of 200 blocks", s, rotations[s]);
+
+	p.dram_weight = 37;
+	p.cxl_weight = 63;
+	init_map(&m, &p);
+	int local[1001] = {0};
+	for (int i = 0; i < 1000; i++)
+		local[i + 1] = local[i] +
+			       (cxs_addr_map_lookup(&m, (uint64_t)i * CXS_PAGE_BYTES).kind == CXS_ADDR_LOCAL);
+	ck_assert_int_eq(local[1000], 370);
+	for (int a = 0; a < 1000; a += 7)
+		for (int n = 1; a + n <= 1000; n += 13) {
+			double got = local[a + n] - local[a], ideal = 0.37 * n;
+			ck_assert_msg(got >= ideal - 2 && got <= ideal + 2,
+				      "pages %d..%d: %g local, ideal %g", a, a + n, got, ideal);
+		}
+
+	p.dram_weight = 1;
+	p.cxl_weight = 1;
+	init_map(&m, &p);
+	int together = 0;
+	for (int i = 0; i < 500; i++)
+		together += cxs_addr_map_lookup(&m, (uint64_t)i * CXS_PAGE_BYTES).kind ==
+			    cxs_addr_map_lookup(&m, (uint64_t)(i + 256) * CXS_PAGE_BYTES).kind;
+	ck_assert_msg(together > 150 && together < 350, "pages 256 apart together %d of 500 times",
+		      together);
 }
 END_TEST
 
@@ -375,9 +458,14 @@ START_TEST(test_bad_params_rejected)
 	expect_rejected(&p, "wi_cxl_offset");
 	p.wi_cxl_offset = p.cxl_bytes - 250 * CXS_PAGE_BYTES;
 	ck_assert_int_eq(cxs_addr_map_init(&m, &p, err, sizeof err), 0);
-	/* The last CXL page of the region is the last page of the CXL range. */
-	ck_assert_uint_eq(cxs_addr_map_lookup(&m, 999 * CXS_PAGE_BYTES).addr,
-			  CXS_CXL_BASE + p.cxl_bytes - CXS_PAGE_BYTES);
+	/* The region's highest CXL page is the last page of the CXL range. */
+	uint64_t top = 0;
+	for (uint64_t pg = 0; pg < 1000; pg++) {
+		struct cxs_addr_target t = cxs_addr_map_lookup(&m, p.wi_base + pg * CXS_PAGE_BYTES);
+		if (t.kind == CXS_ADDR_CXL && t.addr > top)
+			top = t.addr;
+	}
+	ck_assert_uint_eq(top, CXS_CXL_BASE + p.cxl_bytes - CXS_PAGE_BYTES);
 	p = weighted_params();
 	p.wi_cxl_offset = p.cxl_bytes + CXS_PAGE_BYTES;
 	expect_rejected(&p, "wi_cxl_offset");
@@ -397,6 +485,7 @@ Suite *addr_map_suite(void)
 	tcase_add_test(tc, test_weighted_3_to_1);
 	tcase_add_test(tc, test_weighted_1_to_1);
 	tcase_add_test(tc, test_weighted_one_side_only);
+	tcase_add_test(tc, test_weighted_spread_evenly);
 	tcase_add_test(tc, test_weights_off_ignore_region);
 	tcase_add_test(tc, test_bad_params_rejected);
 	suite_add_tcase(s, tc);

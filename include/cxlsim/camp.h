@@ -1,0 +1,177 @@
+/*
+ * camp.h — CAMP (papers/camp-summary-ko.md; DESIGN.md "CAMP"): predicting a
+ * workload's slowdown on CXL memory and its best DRAM:CXL interleave from
+ * PMU counters of a DRAM-only run.
+ *
+ * camp stands apart from the simulator (DESIGN.md, "Layout"): it reads
+ * counters — from a cxlsim HDF5 file or from `perf stat` output of a real
+ * machine — into one struct of CAMP's Table 5 events, and everything else
+ * (calibration, prediction, interleaving) works on that struct only. The
+ * readers are the only code that knows a file format:
+ *
+ *   camp_read_h5     cxlsim HDF5, format 2 (/stats/core/<counter> columns):
+ *                    counters summed over every core of every CN, the run's
+ *                    time from the workload's ROI bounds
+ *   camp_read_perf   `perf stat -e ...` text or `perf stat -x,` CSV, SKX or
+ *                    SPR/EMR event names (Table 5), per-CPU, per-socket,
+ *                    per-thread and interval lines summed per event
+ *
+ * A missing event is not an error when reading; the model asks for what it
+ * needs (camp_need) and a missing one becomes one line naming the file, the
+ * event and the perf name to add.
+ */
+#ifndef CXLSIM_CAMP_H
+#define CXLSIM_CAMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* CAMP's Table 5 (P1..P17), the cycle and instruction counts, and time. */
+enum camp_ev {
+	CAMP_CYCLES = 0,
+	CAMP_INSTRUCTIONS,
+	CAMP_STALLS_L1D,    /* P1  CYCLE_ACTIVITY.STALLS_L1D_MISS */
+	CAMP_STALLS_L2,     /* P2  CYCLE_ACTIVITY.STALLS_L2_MISS */
+	CAMP_STALLS_L3,     /* P3  CYCLE_ACTIVITY.STALLS_L3_MISS: s_LLC */
+	CAMP_L1_MISS,       /* P4  MEM_LOAD_RETIRED.L1_MISS */
+	CAMP_LFB_HIT,       /* P5  MEM_LOAD_RETIRED.FB_HIT */
+	CAMP_BOUND_STORES,  /* P6  EXE_ACTIVITY.BOUND_ON_STORES: s_SB */
+	CAMP_PF_L1D_ANY,    /* P7  OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE */
+	CAMP_PF_L1D_L3HIT,  /* P8  OFFCORE_RESPONSE.PF_L1D_AND_SW.L3_HIT.ANY_SNOOP */
+	CAMP_PF_L2_ANY,     /* P9  PF_L2 any response (derivation only) */
+	CAMP_PF_L2_L3HIT,   /* P10 PF_L2 L3 hit (derivation only) */
+	CAMP_ORO_DRD,       /* P11 OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD */
+	CAMP_OR_DRD,        /* P12 OFFCORE_REQUESTS.DEMAND_DATA_RD */
+	CAMP_ORO_CYC_DRD,   /* P13 OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD */
+	CAMP_LLC_PF_RD,     /* P14 UNC_CHA_LLC_LOOKUP.PF_RD (SPR/EMR) */
+	CAMP_LLC_ALL,       /* P15 UNC_CHA_LLC_LOOKUP.ALL */
+	CAMP_TOR_PREF,      /* P16 UNC_CHA_TOR_INSERTS.IA_PREF */
+	CAMP_TOR_HIT_PREF,  /* P17 UNC_CHA_TOR_INSERTS.IA_HIT_PREF */
+	CAMP_TIME_NS,       /* elapsed time of the run (or of its ROI) */
+	CAMP_NEV
+};
+
+enum camp_state {
+	CAMP_ABSENT = 0,      /* no line for the event */
+	CAMP_COUNTED,
+	CAMP_NOT_COUNTED,     /* perf printed <not counted> (on some line) */
+	CAMP_NOT_SUPPORTED,   /* perf printed <not supported> */
+};
+
+struct camp_counts {
+	double v[CAMP_NEV];          /* summed over the lines (CPUs, boxes, intervals) */
+	uint8_t state[CAMP_NEV];     /* enum camp_state */
+	uint32_t line[CAMP_NEV];     /* perf: the line that made the state (0 for HDF5) */
+	char source[512];            /* the file, for messages */
+};
+
+/* Table 5 row: the CAMP label (P3), our short name, the SKX perf name. */
+const char *camp_ev_label(enum camp_ev e);
+const char *camp_ev_name(enum camp_ev e);
+const char *camp_ev_perf(enum camp_ev e);
+
+/*
+ * Readers: 0, or -1 with one line in err ("FILE: what"). camp_read picks the
+ * reader by content (the HDF5 signature, else perf stat text or CSV).
+ */
+int camp_read(const char *path, struct camp_counts *out, char *err, size_t errlen);
+int camp_read_h5(const char *path, struct camp_counts *out, char *err, size_t errlen);
+int camp_read_perf(const char *path, struct camp_counts *out, char *err, size_t errlen);
+/* Parses perf stat output held in memory (name is used in messages). */
+int camp_parse_perf(const char *name, const char *text, struct camp_counts *out, char *err,
+		    size_t errlen);
+
+/* 0 if every listed event is present, else -1 with "FILE: no EVENT (P#: ...)". */
+int camp_need(const struct camp_counts *c, const enum camp_ev *evs, size_t n, char *err,
+	      size_t errlen);
+
+/* ---- the model (camp_model.c) ------------------------------------------------ */
+
+/* Platform constants, fitted once per platform by camp_calibrate. */
+struct camp_params {
+	double p, q;                 /* Eq. 5's hyperbola: 1 / (p + q L/MLP) */
+	double k_drd, k_cache, k_store;
+	double l_idle_dram, l_idle_cxl; /* idle demand-read latency, core cycles */
+	uint32_t pairs;              /* calibration pairs it was fitted from */
+};
+
+/* Derived quantities of one run (all ratios of counters). */
+struct camp_features {
+	double cycles;
+	double lat;        /* L = P11 / P12, cycles */
+	double mlp;        /* P11 / P13 */
+	double lom;        /* L / MLP = P13 / P12 */
+	double s_llc;      /* P3 / cycles */
+	double s_cache;    /* (P1 - P2) / cycles */
+	double s_sb;       /* P6 / cycles */
+	double r_lfb;      /* P5 / (P5 + P4) */
+	double r_mem;      /* (P7 - P8) / P7, or the SPR/EMR uncore proxy */
+	bool r_mem_uncore; /* which of the two */
+};
+
+/* Fills f; -1 with a message naming the first missing event. */
+int camp_features(const struct camp_counts *c, struct camp_features *f, char *err,
+		  size_t errlen);
+
+/* CAMP §4: the predicted slowdown components of moving every page to CXL. */
+struct camp_slowdown {
+	double drd, cache, store, total;
+};
+void camp_predict(const struct camp_params *P, const struct camp_features *f,
+		  struct camp_slowdown *out);
+
+/* Measured slowdown of a (DRAM, CXL) pair: time ratio - 1, and the stall deltas. */
+int camp_measure(const struct camp_counts *dram, const struct camp_counts *cxl,
+		 struct camp_slowdown *out, char *err, size_t errlen);
+
+/* ---- interleaving (CAMP §5, Eq. 8-10) ----------------------------------------- */
+
+/*
+ * The curve S(x), x = share of pages in DRAM, from the DRAM-only run and,
+ * for a bandwidth-bound workload, the CXL-only run. camp_interleave_runs
+ * applies the 5 % rule: 1 when the DRAM run's latency is within 5 % of the
+ * idle DRAM latency (latency-bound), 2 otherwise.
+ */
+struct camp_curve {
+	uint32_t npts;      /* x = i / (npts - 1), i = 0 .. npts - 1 */
+	double *x;
+	struct camp_slowdown *s;
+	uint32_t runs;      /* profiling runs used: 1 or 2 */
+	uint32_t best;      /* argmin of s[].total */
+};
+
+uint32_t camp_interleave_runs(const struct camp_params *P, const struct camp_features *dram);
+/*
+ * cxl may be NULL when runs is 1. runs: 0 = the 5 % rule, 1 or 2 to force.
+ * -1 with a message when two runs are needed and cxl is NULL.
+ */
+int camp_interleave(const struct camp_params *P, const struct camp_features *dram,
+		    const struct camp_features *cxl, uint32_t runs, uint32_t npts,
+		    struct camp_curve *out, char *err, size_t errlen);
+void camp_curve_free(struct camp_curve *c);
+
+/* ---- calibration (camp_fit.c) ---------------------------------------------------- */
+
+struct camp_pair {
+	struct camp_counts dram, cxl;
+};
+
+/*
+ * Fits p, q (Eq. 5's hyperbola, GSL nonlinear least squares on the pairs'
+ * R_Lat / R_MLP - 1 against L/MLP) and then k_drd, k_cache, k_store, each
+ * by least squares through the origin of its component's measured growth
+ * (camp_measure) on its predictor. The idle latencies come from the pair
+ * with the lowest DRAM MLP (a pointer chase) unless *idle_* are > 0. -1 with
+ * a message when the pairs cannot determine the constants (too few
+ * memory-bound pairs, a component no pair exercises, a failed fit).
+ */
+int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, double idle_cxl,
+		   struct camp_params *out, char *err, size_t errlen);
+
+/* The parameter file: "key = value" lines, '#' comments. */
+int camp_params_write(const char *path, const struct camp_params *P, const char *comment,
+		      char *err, size_t errlen);
+int camp_params_read(const char *path, struct camp_params *P, char *err, size_t errlen);
+
+#endif /* CXLSIM_CAMP_H */

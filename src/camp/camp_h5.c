@@ -1,0 +1,291 @@
+/*
+ * camp_h5.c — reading a cxlsim run's counters from its HDF5 file (camp.h).
+ *
+ * The only code of src/camp that knows cxlsim's output layout. It reads the
+ * cores' counters (src/core/core.c, named after CAMP's Table 5) and sums
+ * them over every core of every CN, as `perf stat` sums a process's threads:
+ *
+ *   cxlsim counter             event
+ *   cycles                     cycles
+ *   instructions               instructions
+ *   stalls_l1d_miss            P1
+ *   stalls_l2_miss             P2
+ *   stalls_l3_miss             P3
+ *   l1d_misses                 P4
+ *   lfb_hits                   P5
+ *   bound_on_stores            P6
+ *   l1_pf_requests             P7 (L1 prefetches: their responses)
+ *   l1_pf_requests - l1_pf_from_mem   P8 (those not served from memory)
+ *   l2_pf_requests             P9
+ *   l2_pf_l3_hits              P10
+ *   demand_reads_outstanding   P11
+ *   demand_reads               P12
+ *   cycles_with_demand_read    P13
+ *   (no uncore: P14..P17 absent, so R_Mem uses the SKX form)
+ *
+ * and the run's time as max(roi_end_ps) - min(roi_begin_ps) over the CNs
+ * (component "workload"), which is what the slowdown is measured on.
+ *
+ * Layout (format 2, include/cxlsim/h5out.h): /stats/<group>/<counter> is a
+ * uint64 column over the group's rows (node and index columns alongside),
+ * so a counter of group "core" is one read and one sum. A file without the
+ * root attribute format_version, of another format (the per-node format 1
+ * included: analysis/cxlsim_h5.py refuses it too), or whose root attribute
+ * status does not start with "complete", is refused with one line.
+ *
+ * HDF5's automatic error printing is off while reading (restored after);
+ * the first failure becomes the message.
+ */
+#include "cxlsim/camp.h"
+
+#include <hdf5.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "camp_priv.h"
+
+struct map {
+	const char *name;
+	enum camp_ev ev;
+};
+
+static const struct map core_map[] = {
+	{"cycles", CAMP_CYCLES},
+	{"instructions", CAMP_INSTRUCTIONS},
+	{"stalls_l1d_miss", CAMP_STALLS_L1D},
+	{"stalls_l2_miss", CAMP_STALLS_L2},
+	{"stalls_l3_miss", CAMP_STALLS_L3},
+	{"l1d_misses", CAMP_L1_MISS},
+	{"lfb_hits", CAMP_LFB_HIT},
+	{"bound_on_stores", CAMP_BOUND_STORES},
+	{"l1_pf_requests", CAMP_PF_L1D_ANY},
+	{"l2_pf_requests", CAMP_PF_L2_ANY},
+	{"l2_pf_l3_hits", CAMP_PF_L2_L3HIT},
+	{"demand_reads_outstanding", CAMP_ORO_DRD},
+	{"demand_reads", CAMP_OR_DRD},
+	{"cycles_with_demand_read", CAMP_ORO_CYC_DRD},
+};
+#define NMAP (sizeof core_map / sizeof core_map[0])
+
+struct acc {
+	struct camp_counts *c;
+	double pf_from_mem;
+	bool have_pf_from_mem;
+	uint64_t roi_begin, roi_end; /* min, max */
+	bool have_cores;
+	uint32_t cns;
+	const char *err_what;        /* first failure */
+};
+
+/* Sum of a uint64 dataset (scalar or 1-D); -1 if it cannot be read. */
+static int read_sum(hid_t loc, const char *name, double *sum, uint64_t *mn, uint64_t *mx)
+{
+	int rc = -1;
+	hid_t d = H5Dopen2(loc, name, H5P_DEFAULT), sp = -1;
+	uint64_t *buf = NULL;
+	if (d < 0)
+		return -1;
+	sp = H5Dget_space(d);
+	hssize_t n = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
+	if (n < 0 || !(buf = malloc((size_t)(n ? n : 1) * sizeof *buf)))
+		goto out;
+	if (n > 0 && H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+		goto out;
+	*sum = 0;
+	for (hssize_t i = 0; i < n; i++) {
+		*sum += (double)buf[i];
+		if (mn && buf[i] < *mn)
+			*mn = buf[i];
+		if (mx && buf[i] > *mx)
+			*mx = buf[i];
+	}
+	rc = 0;
+out:
+	free(buf);
+	if (sp >= 0)
+		H5Sclose(sp);
+	H5Dclose(d);
+	return rc;
+}
+
+static bool exists(hid_t loc, const char *path)
+{
+	return H5Lexists(loc, path, H5P_DEFAULT) > 0;
+}
+
+/* Adds the core group's counter columns (summed over its rows: every core of every CN). */
+static int add_core(hid_t g, struct acc *a)
+{
+	for (size_t i = 0; i < NMAP; i++) {
+		double v;
+		if (!exists(g, core_map[i].name))
+			continue;
+		if (read_sum(g, core_map[i].name, &v, NULL, NULL) != 0) {
+			a->err_what = core_map[i].name;
+			return -1;
+		}
+		camp_add(a->c, core_map[i].ev, v);
+	}
+	if (exists(g, "l1_pf_from_mem")) {
+		double v;
+		if (read_sum(g, "l1_pf_from_mem", &v, NULL, NULL) != 0) {
+			a->err_what = "l1_pf_from_mem";
+			return -1;
+		}
+		a->pf_from_mem += v;
+		a->have_pf_from_mem = true;
+	}
+	return 0;
+}
+
+static int add_workload(hid_t g, struct acc *a)
+{
+	double dummy;
+	if (!exists(g, "roi_begin_ps") || !exists(g, "roi_end_ps"))
+		return 0;
+	if (read_sum(g, "roi_begin_ps", &dummy, &a->roi_begin, NULL) != 0 ||
+	    read_sum(g, "roi_end_ps", &dummy, NULL, &a->roi_end) != 0) {
+		a->err_what = "workload/roi_*_ps";
+		return -1;
+	}
+	a->cns++;
+	return 0;
+}
+
+/* A string attribute of the root (variable-length UTF-8), into buf. */
+static int root_string(hid_t f, const char *name, char *buf, size_t len)
+{
+	int rc = -1;
+	hid_t at = H5Aopen(f, name, H5P_DEFAULT), ty = -1, mt = -1;
+	char *s = NULL;
+	if (at < 0)
+		return -1;
+	ty = H5Aget_type(at);
+	if (ty < 0 || H5Tget_class(ty) != H5T_STRING)
+		goto out;
+	if (H5Tis_variable_str(ty) > 0) {
+		mt = H5Tcopy(H5T_C_S1);
+		H5Tset_size(mt, H5T_VARIABLE);
+		H5Tset_cset(mt, H5Tget_cset(ty));
+		if (H5Aread(at, mt, &s) < 0)
+			goto out;
+		snprintf(buf, len, "%s", s ? s : "");
+		H5free_memory(s);
+	} else {
+		size_t n = H5Tget_size(ty);
+		char *tmp = calloc(1, n + 1);
+		mt = H5Tcopy(ty);
+		if (!tmp || H5Aread(at, mt, tmp) < 0) {
+			free(tmp);
+			goto out;
+		}
+		snprintf(buf, len, "%s", tmp);
+		free(tmp);
+	}
+	rc = 0;
+out:
+	if (mt >= 0)
+		H5Tclose(mt);
+	if (ty >= 0)
+		H5Tclose(ty);
+	H5Aclose(at);
+	return rc;
+}
+
+int camp_read_h5(const char *path, struct camp_counts *out, char *err, size_t errlen)
+{
+	H5E_auto2_t old_fn;
+	void *old_data;
+	H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	int rc = -1;
+	memset(out, 0, sizeof *out);
+	snprintf(out->source, sizeof out->source, "%s", path);
+	struct acc a = {.c = out, .roi_begin = UINT64_MAX, .roi_end = 0};
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (f < 0) {
+		snprintf(err, errlen, "%s: cannot open as HDF5", path);
+		goto out;
+	}
+	uint32_t version = 0;
+	hid_t at = H5Aexists(f, "format_version") > 0 ? H5Aopen(f, "format_version", H5P_DEFAULT) : -1;
+	if (at < 0 || H5Aread(at, H5T_NATIVE_UINT32, &version) < 0) {
+		if (at >= 0)
+			H5Aclose(at);
+		snprintf(err, errlen, "%s: not a cxlsim output file (no format_version attribute)", path);
+		goto out;
+	}
+	H5Aclose(at);
+	char status[512] = "";
+	if (root_string(f, "status", status, sizeof status) != 0 ||
+	    strncmp(status, "complete", 8) != 0) {
+		snprintf(err, errlen, "%s: the run did not complete (status: %s)", path,
+			 status[0] ? status : "missing");
+		goto out;
+	}
+	if (version != 2) {
+		snprintf(err, errlen,
+			 "%s: format_version %u; cxlsim-camp reads format 2 only (re-run the simulation "
+			 "with this cxlsim: its configuration is the file's attribute config)",
+			 path, version);
+		goto out;
+	}
+	if (exists(f, "/stats") && exists(f, "/stats/core")) {
+		hid_t g = H5Gopen2(f, "/stats/core", H5P_DEFAULT);
+		if (g < 0 || add_core(g, &a) != 0) {
+			if (g >= 0)
+				H5Gclose(g);
+			snprintf(err, errlen, "%s: cannot read /stats/core/%s", path,
+				 a.err_what ? a.err_what : "");
+			goto out;
+		}
+		a.have_cores = true;
+		H5Gclose(g);
+	}
+	if (exists(f, "/stats") && exists(f, "/stats/workload")) {
+		hid_t g = H5Gopen2(f, "/stats/workload", H5P_DEFAULT);
+		if (g < 0 || add_workload(g, &a) != 0) {
+			if (g >= 0)
+				H5Gclose(g);
+			snprintf(err, errlen, "%s: cannot read /stats/workload", path);
+			goto out;
+		}
+		H5Gclose(g);
+	}
+	if (!a.have_cores || out->state[CAMP_CYCLES] != CAMP_COUNTED) {
+		snprintf(err, errlen,
+			 "%s: no core counters (a run of an out-of-order workload: workload.kernel "
+			 "other than tester)",
+			 path);
+		goto out;
+	}
+	if (out->state[CAMP_PF_L1D_ANY] == CAMP_COUNTED && a.have_pf_from_mem)
+		camp_add(out, CAMP_PF_L1D_L3HIT, out->v[CAMP_PF_L1D_ANY] - a.pf_from_mem);
+	if (a.cns && a.roi_end > a.roi_begin)
+		camp_add(out, CAMP_TIME_NS, (double)(a.roi_end - a.roi_begin) / 1e3);
+	rc = 0;
+out:
+	if (f >= 0)
+		H5Fclose(f);
+	H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+	return rc;
+}
+
+int camp_read(const char *path, struct camp_counts *out, char *err, size_t errlen)
+{
+	static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+	unsigned char head[8] = {0};
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	if (n == sizeof head && memcmp(head, sig, sizeof sig) == 0)
+		return camp_read_h5(path, out, err, errlen);
+	return camp_read_perf(path, out, err, errlen);
+}

@@ -1,0 +1,204 @@
+/*
+ * camp_model.c — CAMP's equations (papers/camp-summary-ko.md §4, §5;
+ * DESIGN.md "CAMP") on the counters of camp.h. Everything here is a closed
+ * form of counter ratios; the constants come from camp_fit.c.
+ *
+ * Slowdown of moving every page from DRAM to CXL, from the DRAM run alone
+ * (c: cycles; L/MLP = P13 / P12, the latency per outstanding demand read,
+ * since L = P11 / P12 and MLP = P11 / P13):
+ *
+ *   S_DRd   = k_drd / (p + q L/MLP) * s_LLC / c          s_LLC = P3     (Eq. 5)
+ *   S_Cache = k_cache * R_LFB * R_Mem * s_Cache / c      s_Cache = P1 - P2 (Eq. 6)
+ *             R_LFB = P5 / (P5 + P4)
+ *             R_Mem = (P7 - P8) / P7   (SKX: L1 prefetches served from memory)
+ *                   = P14 / P15 * P16 / (P16 + P17)   (SPR/EMR uncore proxy)
+ *   S_Store = k_store * s_SB / c                        s_SB = P6        (Eq. 7)
+ *
+ * The measured slowdown of a (DRAM, CXL) pair is the time ratio minus one;
+ * its components, as Melody attributes them, are the growth of each stall
+ * count over the DRAM run's cycles: (P3' - P3) / c, ((P1' - P2') - (P1 - P2))
+ * / c, (P6' - P6) / c. Those are what the per-component accuracy is judged
+ * on; they need not add up to the total (spinning, frontend effects).
+ *
+ * Interleaving, x = share of pages in DRAM (Eq. 8-10), per component with
+ * s_D its stall count in the DRAM-only run, s_C in the CXL-only run:
+ *
+ *   L_t(x')  = Lidle_t + (Lfull_t - Lidle_t) x'^2      (a tier's latency at load share x')
+ *   M_t(x')  = x' L_t(x') / Lfull_t                     (its stall cycles' share)
+ *   S(x)     = [M_D(x) s_D + M_C(1 - x) s_C - s_D] / c
+ *
+ * Lfull_t is the measured latency of the tier's endpoint run, Lidle_t the
+ * calibrated idle latency. The 5 % rule: a DRAM run within 5 % of the idle
+ * DRAM latency is latency-bound, its CXL endpoint is the §4 prediction
+ * (s_C = s_D + S_comp c, at idle latency: M linear, S(x) = (1 - x) S(0)) and
+ * one run is enough; otherwise the CXL-only run gives s_C and Lfull_C.
+ */
+#include "cxlsim/camp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAU 0.05 /* the 5 % rule */
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+int camp_features(const struct camp_counts *c, struct camp_features *f, char *err, size_t errlen)
+{
+	static const enum camp_ev core[] = {CAMP_CYCLES,   CAMP_STALLS_L1D,   CAMP_STALLS_L2,
+					    CAMP_STALLS_L3, CAMP_L1_MISS,     CAMP_LFB_HIT,
+					    CAMP_BOUND_STORES, CAMP_OR_DRD, CAMP_ORO_CYC_DRD};
+	memset(f, 0, sizeof *f);
+	if (camp_need(c, core, sizeof core / sizeof core[0], err, errlen) != 0)
+		return -1;
+	const double *v = c->v;
+	if (v[CAMP_CYCLES] <= 0) {
+		snprintf(err, errlen, "%s: cycles is 0: nothing ran", c->source);
+		return -1;
+	}
+	f->cycles = v[CAMP_CYCLES];
+	f->lom = ratio(v[CAMP_ORO_CYC_DRD], v[CAMP_OR_DRD]);
+	if (c->state[CAMP_ORO_DRD] == CAMP_COUNTED) { /* P11: latency and MLP themselves */
+		f->lat = ratio(v[CAMP_ORO_DRD], v[CAMP_OR_DRD]);
+		f->mlp = ratio(v[CAMP_ORO_DRD], v[CAMP_ORO_CYC_DRD]);
+	}
+	f->s_llc = v[CAMP_STALLS_L3] / f->cycles;
+	f->s_cache = fmax(0, v[CAMP_STALLS_L1D] - v[CAMP_STALLS_L2]) / f->cycles;
+	f->s_sb = v[CAMP_BOUND_STORES] / f->cycles;
+	f->r_lfb = ratio(v[CAMP_LFB_HIT], v[CAMP_LFB_HIT] + v[CAMP_L1_MISS]);
+	static const enum camp_ev skx[] = {CAMP_PF_L1D_ANY, CAMP_PF_L1D_L3HIT};
+	static const enum camp_ev spr[] = {CAMP_LLC_PF_RD, CAMP_LLC_ALL, CAMP_TOR_PREF,
+					   CAMP_TOR_HIT_PREF};
+	char sub[512];
+	if (camp_need(c, skx, 2, sub, sizeof sub) == 0) {
+		f->r_mem = ratio(fmax(0, v[CAMP_PF_L1D_ANY] - v[CAMP_PF_L1D_L3HIT]), v[CAMP_PF_L1D_ANY]);
+	} else if (camp_need(c, spr, 4, err, errlen) == 0) {
+		f->r_mem = ratio(v[CAMP_LLC_PF_RD], v[CAMP_LLC_ALL]) *
+			   ratio(v[CAMP_TOR_PREF], v[CAMP_TOR_PREF] + v[CAMP_TOR_HIT_PREF]);
+		f->r_mem_uncore = true;
+	} else {
+		/* Neither set: name the SKX one, the smaller (err has the SPR message). */
+		snprintf(err, errlen, "%s (or, on SPR/EMR, the uncore P14..P17)", sub);
+		return -1;
+	}
+	return 0;
+}
+
+void camp_predict(const struct camp_params *P, const struct camp_features *f,
+		  struct camp_slowdown *out)
+{
+	double h = P->p + P->q * f->lom;
+	out->drd = h > 0 ? P->k_drd / h * f->s_llc : 0;
+	out->cache = P->k_cache * f->r_lfb * f->r_mem * f->s_cache;
+	out->store = P->k_store * f->s_sb;
+	out->total = out->drd + out->cache + out->store;
+}
+
+int camp_measure(const struct camp_counts *dram, const struct camp_counts *cxl,
+		 struct camp_slowdown *out, char *err, size_t errlen)
+{
+	static const enum camp_ev need[] = {CAMP_CYCLES, CAMP_TIME_NS, CAMP_STALLS_L1D,
+					    CAMP_STALLS_L2, CAMP_STALLS_L3, CAMP_BOUND_STORES};
+	if (camp_need(dram, need, 6, err, errlen) != 0 || camp_need(cxl, need, 6, err, errlen) != 0)
+		return -1;
+	const double *a = dram->v, *b = cxl->v;
+	if (a[CAMP_TIME_NS] <= 0 || a[CAMP_CYCLES] <= 0) {
+		snprintf(err, errlen, "%s: zero time or cycles", dram->source);
+		return -1;
+	}
+	out->total = b[CAMP_TIME_NS] / a[CAMP_TIME_NS] - 1;
+	out->drd = (b[CAMP_STALLS_L3] - a[CAMP_STALLS_L3]) / a[CAMP_CYCLES];
+	out->cache = ((b[CAMP_STALLS_L1D] - b[CAMP_STALLS_L2]) - (a[CAMP_STALLS_L1D] - a[CAMP_STALLS_L2])) /
+		     a[CAMP_CYCLES];
+	out->store = (b[CAMP_BOUND_STORES] - a[CAMP_BOUND_STORES]) / a[CAMP_CYCLES];
+	return 0;
+}
+
+uint32_t camp_interleave_runs(const struct camp_params *P, const struct camp_features *dram)
+{
+	return dram->lat <= (1 + TAU) * P->l_idle_dram ? 1 : 2;
+}
+
+/* M_t(x') of Eq. 9 (and Eq. 8 inside it). */
+static double load_scale(double xs, double l_idle, double l_full)
+{
+	if (l_full <= 0)
+		return xs;
+	return xs * (l_idle + (l_full - l_idle) * xs * xs) / l_full;
+}
+
+int camp_interleave(const struct camp_params *P, const struct camp_features *dram,
+		    const struct camp_features *cxl, uint32_t runs, uint32_t npts,
+		    struct camp_curve *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	if (npts < 2) {
+		snprintf(err, errlen, "interleave: at least 2 points (got %u)", npts);
+		return -1;
+	}
+	if (dram->lat <= 0) {
+		snprintf(err, errlen,
+			 "interleave: the DRAM run has no demand-read latency (P11 "
+			 "offcore_requests_outstanding.demand_data_rd missing or zero)");
+		return -1;
+	}
+	out->runs = runs ? runs : camp_interleave_runs(P, dram);
+	if (out->runs == 2 && !cxl) {
+		snprintf(err, errlen,
+			 "interleave: the DRAM run is bandwidth-bound (demand-read latency %.1f cycles, "
+			 "more than 5 %% above the idle %.1f): give its CXL-only run too",
+			 dram->lat, P->l_idle_dram);
+		return -1;
+	}
+	out->npts = npts;
+	out->x = calloc(npts, sizeof *out->x);
+	out->s = calloc(npts, sizeof *out->s);
+	if (!out->x || !out->s) {
+		camp_curve_free(out);
+		snprintf(err, errlen, "interleave: out of memory");
+		return -1;
+	}
+	/* Per component: stall counts at the two endpoints, as shares of the DRAM run's cycles. */
+	double sd[3] = {dram->s_llc, dram->s_cache, dram->s_sb}, sc[3];
+	double lfull_d = dram->lat, lfull_c;
+	if (out->runs == 1) {
+		struct camp_slowdown pr;
+		camp_predict(P, dram, &pr);
+		sc[0] = sd[0] + pr.drd;
+		sc[1] = sd[1] + pr.cache;
+		sc[2] = sd[2] + pr.store;
+		lfull_d = P->l_idle_dram; /* latency-bound: no contention term */
+		lfull_c = P->l_idle_cxl;
+	} else {
+		double scale = cxl->cycles / dram->cycles; /* cxl's shares back to DRAM cycles */
+		sc[0] = cxl->s_llc * scale;
+		sc[1] = cxl->s_cache * scale;
+		sc[2] = cxl->s_sb * scale;
+		lfull_c = cxl->lat > 0 ? cxl->lat : P->l_idle_cxl;
+	}
+	out->best = 0;
+	for (uint32_t i = 0; i < npts; i++) {
+		double x = (double)i / (npts - 1);
+		double md = load_scale(x, P->l_idle_dram, lfull_d);
+		double mc = load_scale(1 - x, P->l_idle_cxl, lfull_c);
+		double s[3];
+		for (int k = 0; k < 3; k++)
+			s[k] = md * sd[k] + mc * sc[k] - sd[k];
+		out->x[i] = x;
+		out->s[i] = (struct camp_slowdown){s[0], s[1], s[2], s[0] + s[1] + s[2]};
+		if (out->s[i].total < out->s[out->best].total)
+			out->best = i;
+	}
+	return 0;
+}
+
+void camp_curve_free(struct camp_curve *c)
+{
+	free(c->x);
+	free(c->s);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,365 @@
+/*
+ * cxlsim_camp.c — the cxlsim-camp command: CAMP's calibration, prediction,
+ * interleaving synthesis and best-shot policy (include/cxlsim/camp.h) on
+ * counters from cxlsim HDF5 files or `perf stat` output.
+ *
+ *   cxlsim-camp calibrate [-o PARAMS] [--idle-dram C] [--idle-cxl C] DRAM CXL [DRAM CXL ...]
+ *   cxlsim-camp predict   -p PARAMS [--csv] DRAM ...
+ *   cxlsim-camp predict   -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL
+ *   cxlsim-camp interleave -p PARAMS [--csv] [--runs auto|1|2] [--points N] DRAM [CXL]
+ *   cxlsim-camp best-shot -p PARAMS [--csv] [--runs auto|1|2] DRAM [CXL]
+ *   cxlsim-camp measure   [--csv] DRAM CXL
+ *   cxlsim-camp counters  FILE ...
+ *
+ * Every file is read by content (HDF5 signature, else perf stat text or
+ * CSV). Errors a user can cause (a file, an event, an option) are one line
+ * on stderr and exit status 1; bad usage is exit status 2.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlsim/camp.h"
+
+#define ERR_MAX 1024
+
+static const char usage[] =
+	"usage: cxlsim-camp COMMAND [options] FILES\n"
+	"  calibrate [-o PARAMS] [--idle-dram CYCLES] [--idle-cxl CYCLES] DRAM CXL [DRAM CXL ...]\n"
+	"        fit p, q, k_drd, k_cache, k_store from microbenchmark pairs (a DRAM-only and a\n"
+	"        CXL-only run each; the four microbenchmarks of CAMP); writes PARAMS\n"
+	"        (default camp-params.txt)\n"
+	"  predict -p PARAMS [--csv] DRAM ...\n"
+	"        S_DRd, S_Cache, S_Store and their sum from DRAM-only runs (CAMP Eq. 5-7)\n"
+	"  predict -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL\n"
+	"        CAMP's workflow: a latency-bound run (the 5 %% rule) from itself, a\n"
+	"        bandwidth-bound one from both runs (Eq. 10 at x = 0)\n"
+	"  interleave -p PARAMS [--csv] [--runs auto|1|2] [--points N] DRAM [CXL]\n"
+	"        the slowdown S(x) at DRAM share x = 0 .. 1 (Eq. 8-10; N points, default 101);\n"
+	"        --runs auto applies the 5 %% rule (a bandwidth-bound DRAM run needs its CXL run)\n"
+	"  best-shot -p PARAMS [--csv] [--runs auto|1|2] DRAM [CXL]\n"
+	"        the DRAM share x* minimising S(x) over 1 %% steps\n"
+	"  measure [--csv] DRAM CXL\n"
+	"        the measured slowdown (time ratio - 1) and its stall components\n"
+	"  counters FILE ...\n"
+	"        the Table 5 events as read from each file\n"
+	"FILES are cxlsim HDF5 outputs or perf stat output (text, or -x, CSV; SKX or SPR/EMR names).\n";
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "cxlsim-camp: %s\n", msg);
+	return 1;
+}
+
+static int bad_usage(const char *msg)
+{
+	fprintf(stderr, "cxlsim-camp: %s\n%s", msg, usage);
+	return 2;
+}
+
+struct opts {
+	const char *params, *out;
+	bool csv, pair;
+	uint32_t runs, points;
+	double idle_dram, idle_cxl;
+	const char *files[4096];
+	size_t nfiles;
+};
+
+static int parse_double(const char *s, double *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(s, &end);
+	return *s && !*end && !errno && isfinite(*v) ? 0 : -1;
+}
+
+/* Options of every command; -1 after printing the usage error. */
+static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
+{
+	*o = (struct opts){.points = 101};
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--csv") == 0) {
+			o->csv = true;
+		} else if (strcmp(a, "--pair") == 0) {
+			o->pair = true;
+		} else if (strcmp(a, "-p") == 0 || strcmp(a, "--params") == 0) {
+			if (!next)
+				goto missing;
+			o->params = argv[++i];
+		} else if (strcmp(a, "-o") == 0) {
+			if (!next)
+				goto missing;
+			o->out = argv[++i];
+		} else if (strcmp(a, "--runs") == 0) {
+			if (!next)
+				goto missing;
+			i++;
+			if (strcmp(next, "auto") == 0)
+				o->runs = 0;
+			else if (strcmp(next, "1") == 0 || strcmp(next, "2") == 0)
+				o->runs = (uint32_t)(next[0] - '0');
+			else {
+				snprintf(msg, len, "--runs: expected auto, 1 or 2, got '%s'", next);
+				return -1;
+			}
+		} else if (strcmp(a, "--points") == 0) {
+			double v;
+			if (!next)
+				goto missing;
+			i++;
+			if (parse_double(next, &v) != 0 || v < 2 || v > 100001 || v != floor(v)) {
+				snprintf(msg, len, "--points: expected an integer 2..100001, got '%s'", next);
+				return -1;
+			}
+			o->points = (uint32_t)v;
+		} else if (strcmp(a, "--idle-dram") == 0 || strcmp(a, "--idle-cxl") == 0) {
+			double v;
+			if (!next)
+				goto missing;
+			i++;
+			if (parse_double(next, &v) != 0 || v <= 0) {
+				snprintf(msg, len, "%s: expected a positive latency in core cycles, got '%s'", a,
+					 next);
+				return -1;
+			}
+			*(a[7] == 'd' ? &o->idle_dram : &o->idle_cxl) = v;
+		} else if (a[0] == '-' && a[1]) {
+			snprintf(msg, len, "unknown option '%s'", a);
+			return -1;
+		} else {
+			if (o->nfiles == sizeof o->files / sizeof o->files[0]) {
+				snprintf(msg, len, "too many files (at most %zu)",
+					 sizeof o->files / sizeof o->files[0]);
+				return -1;
+			}
+			o->files[o->nfiles++] = a;
+		}
+		continue;
+	missing:
+		snprintf(msg, len, "%s needs a value", a);
+		return -1;
+	}
+	return 0;
+}
+
+static int read_params(const struct opts *o, struct camp_params *P, char *err)
+{
+	if (!o->params) {
+		snprintf(err, ERR_MAX, "-p PARAMS is required (made by cxlsim-camp calibrate)");
+		return -1;
+	}
+	return camp_params_read(o->params, P, err, ERR_MAX);
+}
+
+static int cmd_calibrate(const struct opts *o)
+{
+	char err[ERR_MAX];
+	if (o->nfiles < 2 || o->nfiles % 2)
+		return bad_usage("calibrate: give DRAM CXL pairs of files");
+	size_t n = o->nfiles / 2;
+	struct camp_pair *pairs = calloc(n, sizeof *pairs);
+	struct camp_params P;
+	int rc = 1;
+	if (!pairs)
+		return fail("out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (camp_read(o->files[2 * i], &pairs[i].dram, err, sizeof err) != 0 ||
+		    camp_read(o->files[2 * i + 1], &pairs[i].cxl, err, sizeof err) != 0)
+			goto out;
+	if (camp_calibrate(pairs, n, o->idle_dram, o->idle_cxl, &P, err, sizeof err) != 0)
+		goto out;
+	const char *path = o->out ? o->out : "camp-params.txt";
+	if (camp_params_write(path, &P, NULL, err, sizeof err) != 0)
+		goto out;
+	printf("p = %.6g  q = %.6g  k_drd = %.6g  k_cache = %.6g  k_store = %.6g\n"
+	       "idle demand-read latency: DRAM %.1f, CXL %.1f cycles; %zu pairs -> %s\n",
+	       P.p, P.q, P.k_drd, P.k_cache, P.k_store, P.l_idle_dram, P.l_idle_cxl, n, path);
+	rc = 0;
+out:
+	free(pairs);
+	return rc ? fail(err) : 0;
+}
+
+/*
+ * predict --pair DRAM CXL: CAMP's workflow (the paper's Table 2: "DRAM (+CXL
+ * for BW-bound)"): a latency-bound DRAM run (the 5 % rule) is predicted from
+ * itself (Eq. 5-7), a bandwidth-bound one from both runs (Eq. 10 at x = 0).
+ */
+static int cmd_predict_pair(const struct opts *o, const struct camp_params *P)
+{
+	char err[ERR_MAX];
+	struct camp_counts cd, cc;
+	struct camp_features fd, fc;
+	struct camp_curve cv;
+	if (o->nfiles != 2)
+		return bad_usage("predict --pair: give a DRAM-only and a CXL-only run");
+	if (camp_read(o->files[0], &cd, err, sizeof err) != 0 ||
+	    camp_features(&cd, &fd, err, sizeof err) != 0 ||
+	    camp_read(o->files[1], &cc, err, sizeof err) != 0 ||
+	    camp_features(&cc, &fc, err, sizeof err) != 0 ||
+	    camp_interleave(P, &fd, &fc, o->runs, 2, &cv, err, sizeof err) != 0)
+		return fail(err);
+	const struct camp_slowdown *s = &cv.s[0]; /* x = 0: every page on CXL */
+	const char *kind = camp_interleave_runs(P, &fd) == 1 ? "latency-bound" : "bandwidth-bound";
+	if (o->csv)
+		printf("file,s_drd,s_cache,s_store,s_total,runs,kind\n%s,%.6f,%.6f,%.6f,%.6f,%u,%s\n",
+		       o->files[0], s->drd, s->cache, s->store, s->total, cv.runs, kind);
+	else
+		printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f  (%s: %u profiling run%s)\n",
+		       o->files[0], s->drd, s->cache, s->store, s->total, kind, cv.runs,
+		       cv.runs == 1 ? "" : "s");
+	camp_curve_free(&cv);
+	return 0;
+}
+
+static int cmd_predict(const struct opts *o)
+{
+	char err[ERR_MAX];
+	struct camp_params P;
+	if (o->nfiles == 0)
+		return bad_usage("predict: give one or more DRAM-only runs");
+	if (read_params(o, &P, err) != 0)
+		return fail(err);
+	if (o->pair)
+		return cmd_predict_pair(o, &P);
+	if (o->csv)
+		printf("file,s_drd,s_cache,s_store,s_total,l_over_mlp,latency,mlp,s_llc,s_cache_stalls,"
+		       "s_sb,r_lfb,r_mem\n");
+	for (size_t i = 0; i < o->nfiles; i++) {
+		struct camp_counts c;
+		struct camp_features f;
+		struct camp_slowdown s;
+		if (camp_read(o->files[i], &c, err, sizeof err) != 0 ||
+		    camp_features(&c, &f, err, sizeof err) != 0)
+			return fail(err);
+		camp_predict(&P, &f, &s);
+		if (o->csv)
+			printf("%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+			       o->files[i], s.drd, s.cache, s.store, s.total, f.lom, f.lat, f.mlp, f.s_llc,
+			       f.s_cache, f.s_sb, f.r_lfb, f.r_mem);
+		else
+			printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f  (L/MLP %.1f cycles, "
+			       "s_LLC %.2f, s_Cache %.2f, s_SB %.2f, R_LFB %.2f, R_Mem %.2f%s)\n",
+			       o->files[i], s.drd, s.cache, s.store, s.total, f.lom, f.s_llc, f.s_cache,
+			       f.s_sb, f.r_lfb, f.r_mem, f.r_mem_uncore ? " uncore" : "");
+	}
+	return 0;
+}
+
+static int cmd_curve(const struct opts *o, bool best_only)
+{
+	char err[ERR_MAX];
+	struct camp_params P;
+	struct camp_counts cd, cc;
+	struct camp_features fd, fc;
+	struct camp_curve cv;
+	if (o->nfiles < 1 || o->nfiles > 2)
+		return bad_usage("interleave / best-shot: give the DRAM-only run and, optionally, the "
+				 "CXL-only run");
+	if (read_params(o, &P, err) != 0 || camp_read(o->files[0], &cd, err, sizeof err) != 0 ||
+	    camp_features(&cd, &fd, err, sizeof err) != 0)
+		return fail(err);
+	if (o->nfiles == 2 && (camp_read(o->files[1], &cc, err, sizeof err) != 0 ||
+			       camp_features(&cc, &fc, err, sizeof err) != 0))
+		return fail(err);
+	uint32_t runs = o->runs ? o->runs : camp_interleave_runs(&P, &fd);
+	if (camp_interleave(&P, &fd, o->nfiles == 2 ? &fc : NULL, runs, best_only ? 101 : o->points,
+			    &cv, err, sizeof err) != 0)
+		return fail(err);
+	const char *kind = camp_interleave_runs(&P, &fd) == 1 ? "latency-bound" : "bandwidth-bound";
+	const struct camp_slowdown *b = &cv.s[cv.best];
+	double xb = cv.x[cv.best];
+	if (best_only) {
+		if (o->csv)
+			printf("file,x_best,s_best,s_drd,s_cache,s_store,runs,kind\n%s,%.2f,%.6f,%.6f,%.6f,"
+			       "%.6f,%u,%s\n",
+			       o->files[0], xb, b->total, b->drd, b->cache, b->store, cv.runs, kind);
+		else
+			printf("%s: x* = %.2f (DRAM:CXL %.0f:%.0f), predicted S(x*) = %+.3f (%s, %u "
+			       "profiling run%s)\n",
+			       o->files[0], xb, 100 * xb, 100 - 100 * xb, b->total, kind, cv.runs,
+			       cv.runs == 1 ? "" : "s");
+	} else {
+		printf("# %s: %s, %u profiling run%s; x* = %.2f, S(x*) = %.6f\n", o->files[0], kind,
+		       cv.runs, cv.runs == 1 ? "" : "s", xb, b->total);
+		printf(o->csv ? "x,s_drd,s_cache,s_store,s_total\n" : "%6s %9s %9s %9s %9s\n", "x",
+		       "S_DRd", "S_Cache", "S_Store", "S");
+		for (uint32_t i = 0; i < cv.npts; i++)
+			printf(o->csv ? "%.4f,%.6f,%.6f,%.6f,%.6f\n" : "%6.2f %9.4f %9.4f %9.4f %9.4f\n",
+			       cv.x[i], cv.s[i].drd, cv.s[i].cache, cv.s[i].store, cv.s[i].total);
+	}
+	camp_curve_free(&cv);
+	return 0;
+}
+
+static int cmd_measure(const struct opts *o)
+{
+	char err[ERR_MAX];
+	struct camp_counts a, b;
+	struct camp_slowdown s;
+	if (o->nfiles != 2)
+		return bad_usage("measure: give a DRAM-only and a CXL-only run");
+	if (camp_read(o->files[0], &a, err, sizeof err) != 0 ||
+	    camp_read(o->files[1], &b, err, sizeof err) != 0 ||
+	    camp_measure(&a, &b, &s, err, sizeof err) != 0)
+		return fail(err);
+	if (o->csv)
+		printf("dram,cxl,s_total,s_drd,s_cache,s_store,time_dram_ns,time_cxl_ns\n%s,%s,%.6f,%.6f,"
+		       "%.6f,%.6f,%.1f,%.1f\n",
+		       o->files[0], o->files[1], s.total, s.drd, s.cache, s.store, a.v[CAMP_TIME_NS],
+		       b.v[CAMP_TIME_NS]);
+	else
+		printf("measured S %.3f (stall growth: DRd %.3f, Cache %.3f, Store %.3f)\n", s.total,
+		       s.drd, s.cache, s.store);
+	return 0;
+}
+
+static int cmd_counters(const struct opts *o)
+{
+	char err[ERR_MAX];
+	static const char *state[] = {"absent", "", "<not counted>", "<not supported>"};
+	if (o->nfiles == 0)
+		return bad_usage("counters: give one or more files");
+	for (size_t i = 0; i < o->nfiles; i++) {
+		struct camp_counts c;
+		if (camp_read(o->files[i], &c, err, sizeof err) != 0)
+			return fail(err);
+		printf("%s\n", o->files[i]);
+		for (int e = 0; e < CAMP_NEV; e++)
+			printf("  %-4s %-18s %18.0f %s\n", camp_ev_label((enum camp_ev)e),
+			       camp_ev_name((enum camp_ev)e), c.v[e], state[c.state[e]]);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	char msg[512];
+	if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (parse(argc, argv, &o, msg, sizeof msg) != 0)
+		return bad_usage(msg);
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "calibrate") == 0)
+		return cmd_calibrate(&o);
+	if (strcmp(cmd, "predict") == 0)
+		return cmd_predict(&o);
+	if (strcmp(cmd, "interleave") == 0)
+		return cmd_curve(&o, false);
+	if (strcmp(cmd, "best-shot") == 0)
+		return cmd_curve(&o, true);
+	if (strcmp(cmd, "measure") == 0)
+		return cmd_measure(&o);
+	if (strcmp(cmd, "counters") == 0)
+		return cmd_counters(&o);
+	snprintf(msg, sizeof msg, "unknown command '%s'", cmd);
+	return bad_usage(msg);
+}

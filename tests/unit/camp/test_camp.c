@@ -1,0 +1,346 @@
+/*
+ * src/camp without the simulator: the perf stat readers on fixtures
+ * (tests/fixtures/camp: text and -x, CSV, SKX and SPR/EMR names, per-CPU
+ * and per-box lines, <not counted>, a missing event, a file that is not
+ * perf output), CAMP's equations on counts whose features are round
+ * numbers (checked against values worked out by hand), the interleaving
+ * curve's closed forms and the 5 % rule, the parameter file, and the
+ * calibration on synthetic pairs that follow the model exactly (it must
+ * recover the constants) or that cannot determine it (it must refuse).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cxlsim/camp.h"
+#include "unit_suites.h"
+
+#ifndef CAMP_FIXTURES
+#error "CAMP_FIXTURES must name tests/fixtures/camp"
+#endif
+
+static const char *fx(const char *name)
+{
+	static char path[1024];
+	snprintf(path, sizeof path, "%s/%s", CAMP_FIXTURES, name);
+	return path;
+}
+
+static bool near(double a, double b, double tol)
+{
+	return fabs(a - b) <= tol;
+}
+
+/* The fixtures' counts: s_LLC 0.4, s_Cache 0.1, s_SB 0.05, R_LFB 0.75, L/MLP 60, L 180, MLP 3. */
+static void expect_fixture_features(const char *file, double r_mem, bool uncore)
+{
+	struct camp_counts c;
+	struct camp_features f;
+	char err[1024];
+	ck_assert_msg(camp_read(fx(file), &c, err, sizeof err) == 0, "%s: %s", file, err);
+	ck_assert_msg(camp_features(&c, &f, err, sizeof err) == 0, "%s: %s", file, err);
+	ck_assert(near(f.cycles, 1e9, 0.5));
+	ck_assert(near(f.s_llc, 0.4, 1e-12) && near(f.s_cache, 0.1, 1e-12) && near(f.s_sb, 0.05, 1e-12));
+	ck_assert(near(f.r_lfb, 0.75, 1e-12));
+	ck_assert(near(f.lom, 60, 1e-9) && near(f.lat, 180, 1e-9) && near(f.mlp, 3, 1e-12));
+	ck_assert_msg(near(f.r_mem, r_mem, 1e-12), "%s: R_Mem %g, want %g", file, f.r_mem, r_mem);
+	ck_assert(f.r_mem_uncore == uncore);
+	ck_assert(near(c.v[CAMP_TIME_NS], 1.002e9, 1));
+}
+
+START_TEST(test_perf_text_and_csv_skx_and_spr)
+{
+	expect_fixture_features("skx_text.txt", 0.75, false); /* (20 - 5) / 20 */
+	expect_fixture_features("skx_csv.txt", 0.75, false);  /* cpu/...,name=X/ split at commas */
+	expect_fixture_features("spr_text.txt", 0.1875, true); /* 3/12 * 6/(6+2); CHA boxes summed */
+	expect_fixture_features("spr_csv_percpu.txt", 0.1875, true); /* CPU0, CPU1 columns summed */
+}
+END_TEST
+
+START_TEST(test_perf_layouts_in_memory)
+{
+	struct camp_counts c;
+	char err[1024];
+	/* --per-socket text: "S0  8  value event"; interval CSV: "time,value,,event" summed */
+	ck_assert(camp_parse_perf("sock", "S0        8     1,234,567      cycles\n"
+					  "S1        8     1,000,000      cycles\n",
+				  &c, err, sizeof err) == 0);
+	ck_assert(near(c.v[CAMP_CYCLES], 2234567, 0));
+	ck_assert(camp_parse_perf("iv", "1.000,100,,instructions,1,100.00,,\n2.000,50,,instructions,1,100.00,,\n",
+				  &c, err, sizeof err) == 0);
+	ck_assert(near(c.v[CAMP_INSTRUCTIONS], 150, 0) && c.state[CAMP_INSTRUCTIONS] == CAMP_COUNTED);
+	/* the paper's short names, a duration_time in text with its unit */
+	ck_assert(camp_parse_perf("short", "  12  OR.DEMAND_RD\n  34  ORO.CYC_W_DEMAND_RD\n"
+					   "  1,000 ns  duration_time\n",
+				  &c, err, sizeof err) == 0);
+	ck_assert(near(c.v[CAMP_OR_DRD], 12, 0) && near(c.v[CAMP_ORO_CYC_DRD], 34, 0));
+	ck_assert(near(c.v[CAMP_TIME_NS], 1000, 0));
+	/* <not supported> is kept apart from <not counted> */
+	ck_assert(camp_parse_perf("ns", " <not supported>  exe_activity.bound_on_stores\n  5 cycles\n", &c,
+				  err, sizeof err) == 0);
+	ck_assert_uint_eq(c.state[CAMP_BOUND_STORES], CAMP_NOT_SUPPORTED);
+	enum camp_ev e = CAMP_BOUND_STORES;
+	ck_assert(camp_need(&c, &e, 1, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "ns:1: exe_activity.bound_on_stores is <not supported>"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_perf_errors_are_one_clear_line)
+{
+	struct camp_counts c;
+	struct camp_features f;
+	char err[1024];
+	ck_assert(camp_read(fx("skx_not_counted.txt"), &c, err, sizeof err) == 0);
+	ck_assert(camp_features(&c, &f, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "skx_not_counted.txt:12: mem_load_retired.fb_hit is <not counted> (P5"),
+		      "%s", err);
+	ck_assert(camp_read(fx("skx_missing_store.txt"), &c, err, sizeof err) == 0);
+	ck_assert(camp_features(&c, &f, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "skx_missing_store.txt: no count of exe_activity.bound_on_stores (P6") &&
+			      strstr(err, "add -e exe_activity.bound_on_stores"),
+		      "%s", err);
+	ck_assert(camp_read(fx("garbage.txt"), &c, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "garbage.txt: no line with a value and an event") &&
+			      strstr(err, "not perf stat output"),
+		      "%s", err);
+	ck_assert(camp_read(fx("no-such-file.txt"), &c, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "no-such-file.txt: cannot open"), "%s", err);
+	/* No R_Mem source at all: the SKX events are named, and SPR's alternative */
+	ck_assert(camp_parse_perf("nomem", "1000 cycles\n1 cycle_activity.stalls_l1d_miss\n"
+					   "1 cycle_activity.stalls_l2_miss\n1 cycle_activity.stalls_l3_miss\n"
+					   "1 mem_load_retired.l1_miss\n1 mem_load_retired.fb_hit\n"
+					   "1 exe_activity.bound_on_stores\n1 offcore_requests.demand_data_rd\n"
+					   "1 offcore_requests_outstanding.cycles_with_demand_data_rd\n",
+				  &c, err, sizeof err) == 0);
+	ck_assert(camp_features(&c, &f, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "offcore_response.pf_l1d_and_sw.any_response") &&
+			      strstr(err, "SPR/EMR, the uncore P14..P17"),
+		      "%s", err);
+	/* an HDF5 signature on a file that is no HDF5 */
+	char tmp[] = "/tmp/camp-badh5.XXXXXX";
+	int fd = mkstemp(tmp);
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, "\x89HDF\r\n\x1a\ngarbage", 15) == 15);
+	close(fd);
+	ck_assert(camp_read(tmp, &c, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "cannot open as HDF5"), "%s", err);
+	unlink(tmp);
+}
+END_TEST
+
+START_TEST(test_predict_matches_hand_values)
+{
+	struct camp_counts c;
+	struct camp_features f;
+	struct camp_slowdown s;
+	char err[1024];
+	struct camp_params P = {.p = 1, .q = 0.01, .k_drd = 1, .k_cache = 2, .k_store = 3};
+	ck_assert(camp_read(fx("skx_text.txt"), &c, err, sizeof err) == 0);
+	ck_assert(camp_features(&c, &f, err, sizeof err) == 0);
+	camp_predict(&P, &f, &s);
+	/* S_DRd = 1 / (1 + 0.6) * 0.4 = 0.25; S_Cache = 2 * 0.75 * 0.75 * 0.1; S_Store = 3 * 0.05 */
+	ck_assert(near(s.drd, 0.25, 1e-12));
+	ck_assert(near(s.cache, 0.1125, 1e-12));
+	ck_assert(near(s.store, 0.15, 1e-12));
+	ck_assert(near(s.total, 0.5125, 1e-12));
+	/* The uncore proxy on SPR: R_Mem 0.1875 instead of 0.75 */
+	ck_assert(camp_read(fx("spr_text.txt"), &c, err, sizeof err) == 0);
+	ck_assert(camp_features(&c, &f, err, sizeof err) == 0);
+	camp_predict(&P, &f, &s);
+	ck_assert(near(s.cache, 2 * 0.75 * 0.1875 * 0.1, 1e-12));
+}
+END_TEST
+
+/* A run's counts with the fixture's shape, but latency l, MLP m and stall shares given. */
+static struct camp_counts synth(double cycles, double l, double m, double s_llc, double s_cache,
+				double s_sb, double time)
+{
+	struct camp_counts c;
+	memset(&c, 0, sizeof c);
+	snprintf(c.source, sizeof c.source, "synthetic");
+	double reads = 1e6;
+	double v[CAMP_NEV] = {0};
+	v[CAMP_CYCLES] = cycles;
+	v[CAMP_STALLS_L3] = s_llc * cycles;
+	v[CAMP_STALLS_L2] = s_llc * cycles;
+	v[CAMP_STALLS_L1D] = (s_llc + s_cache) * cycles;
+	v[CAMP_BOUND_STORES] = s_sb * cycles;
+	v[CAMP_L1_MISS] = 1e6;
+	v[CAMP_LFB_HIT] = 3e6;
+	v[CAMP_PF_L1D_ANY] = 4e6;
+	v[CAMP_PF_L1D_L3HIT] = 1e6;
+	v[CAMP_OR_DRD] = reads;
+	v[CAMP_ORO_DRD] = l * reads;
+	v[CAMP_ORO_CYC_DRD] = l * reads / m;
+	v[CAMP_TIME_NS] = time;
+	for (int e = 0; e < CAMP_NEV; e++)
+		if (e != CAMP_INSTRUCTIONS && e < CAMP_LLC_PF_RD) {
+			c.v[e] = v[e];
+			c.state[e] = CAMP_COUNTED;
+		}
+	c.v[CAMP_TIME_NS] = time;
+	c.state[CAMP_TIME_NS] = CAMP_COUNTED;
+	return c;
+}
+
+/*
+ * Pairs that follow Eq. 5-7 exactly with p = 0.8, q = 0.004 and k = (1.1,
+ * 1.6, 2.2): the CXL run's latency is R times the DRAM run's with the same
+ * MLP, R - 1 = 1 / (p + q L/MLP), each component's stall cycles grow by the
+ * component's predicted slowdown, and its time by their sum.
+ */
+static const double TP = 0.8, TQ = 0.004, TK[3] = {1.1, 1.6, 2.2};
+
+static void make_pair(struct camp_pair *pr, double l, double m, double s_llc, double s_cache, double s_sb)
+{
+	double lom = l / m, y = 1 / (TP + TQ * lom);
+	double sd = TK[0] * y * s_llc, sc = TK[1] * 0.75 * 0.75 * s_cache, ss = TK[2] * s_sb;
+	double S = sd + sc + ss;
+	pr->dram = synth(1e9, l, m, s_llc, s_cache, s_sb, 1e6);
+	/* each component's stall cycles grow by its share of the slowdown */
+	pr->cxl = synth(1e9 * (1 + S), l * (1 + y), m, (s_llc + sd) / (1 + S), (s_cache + sc) / (1 + S),
+			(s_sb + ss) / (1 + S), 1e6 * (1 + S));
+}
+
+START_TEST(test_calibrate_recovers_known_constants)
+{
+	struct camp_pair pairs[7];
+	make_pair(&pairs[0], 200, 1, 0.95, 0, 0);     /* pointer chase */
+	make_pair(&pairs[1], 220, 4, 0.8, 0.02, 0);   /* chains */
+	make_pair(&pairs[2], 300, 10, 0.6, 0.15, 0);  /* stream */
+	make_pair(&pairs[3], 250, 12, 0.7, 0.05, 0);  /* strided */
+	make_pair(&pairs[4], 260, 2, 0.05, 0.3, 0.02);/* prefetch-heavy */
+	make_pair(&pairs[5], 200, 1, 0.01, 0, 0.9);   /* memset */
+	/* Time no stall counter explains (threads spinning at a barrier): each k
+	 * is fitted on its own component, so this pair does not move them. */
+	make_pair(&pairs[6], 230, 3, 0.5, 0.1, 0.2);
+	pairs[6].cxl.v[CAMP_CYCLES] *= 1.3;
+	pairs[6].cxl.v[CAMP_TIME_NS] *= 1.3;
+	struct camp_params P;
+	char err[1024];
+	ck_assert_msg(camp_calibrate(pairs, 7, 0, 0, &P, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(near(P.p, TP, 1e-6) && near(P.q, TQ, 1e-8), "p %g q %g", P.p, P.q);
+	ck_assert_msg(near(P.k_drd, TK[0], 1e-6) && near(P.k_cache, TK[1], 1e-6) &&
+			      near(P.k_store, TK[2], 1e-6),
+		      "k %g %g %g", P.k_drd, P.k_cache, P.k_store);
+	ck_assert(near(P.l_idle_dram, 200, 1e-9)); /* the lowest-MLP pair's latencies */
+	ck_assert(near(P.l_idle_cxl, 200 * (1 + 1 / (TP + TQ * 200)), 1e-6));
+	ck_assert_uint_eq(P.pairs, 7);
+
+	/* The parameter file round-trips; a bad line is named. */
+	char path[] = "/tmp/camp-params.XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert(camp_params_write(path, &P, "unit test", err, sizeof err) == 0);
+	struct camp_params Q;
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
+	ck_assert(Q.p == P.p && Q.q == P.q && Q.k_store == P.k_store && Q.l_idle_cxl == P.l_idle_cxl);
+	FILE *f = fopen(path, "a");
+	fputs("k_drd = fast\n", f);
+	fclose(f);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, ": k_drd: expected a number, got 'fast'"), "%s", err);
+	f = fopen(path, "w");
+	fputs("p = 1\n", f);
+	fclose(f);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "missing key q"), "%s", err);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_calibrate_refuses_what_it_cannot_fit)
+{
+	struct camp_pair pairs[4];
+	struct camp_params P;
+	char err[1024];
+	/* no store-bound pair: k_store is not determined */
+	make_pair(&pairs[0], 200, 1, 0.95, 0, 0);
+	make_pair(&pairs[1], 300, 10, 0.6, 0.15, 0);
+	make_pair(&pairs[2], 250, 12, 0.7, 0.05, 0);
+	ck_assert(camp_calibrate(pairs, 3, 0, 0, &P, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "no pair exercises store-buffer stalls"), "%s", err);
+	/* one memory-bound pair: the hyperbola is not determined */
+	make_pair(&pairs[0], 200, 1, 0.95, 0, 0);
+	make_pair(&pairs[1], 200, 1, 0.01, 0.2, 0.02);
+	make_pair(&pairs[2], 200, 1, 0.01, 0, 0.9);
+	ck_assert(camp_calibrate(pairs, 3, 0, 0, &P, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "memory-bound pair(s) with distinct L/MLP"), "%s", err);
+	/* pairs given CXL first: the CXL runs are not slower */
+	make_pair(&pairs[0], 200, 1, 0.95, 0, 0);
+	make_pair(&pairs[1], 300, 10, 0.6, 0.15, 0);
+	make_pair(&pairs[2], 200, 1, 0.01, 0, 0.9);
+	make_pair(&pairs[3], 250, 12, 0.7, 0.05, 0);
+	for (int i = 0; i < 4; i++) {
+		struct camp_counts t = pairs[i].dram;
+		pairs[i].dram = pairs[i].cxl;
+		pairs[i].cxl = t;
+	}
+	ck_assert(camp_calibrate(pairs, 4, 0, 0, &P, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "DRAM, CXL order"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_interleave_closed_forms)
+{
+	struct camp_params P = {.p = 1, .q = 0.01, .k_drd = 1, .k_cache = 2, .k_store = 3,
+				.l_idle_dram = 180, .l_idle_cxl = 450};
+	struct camp_counts c;
+	struct camp_features f, fc;
+	struct camp_curve cv;
+	struct camp_slowdown s;
+	char err[1024];
+	ck_assert(camp_read(fx("skx_text.txt"), &c, err, sizeof err) == 0);
+	ck_assert(camp_features(&c, &f, err, sizeof err) == 0);
+	/* L = 180 = idle: latency-bound, one run, S(x) = (1 - x) S(0), the §4 prediction at x = 0 */
+	ck_assert_uint_eq(camp_interleave_runs(&P, &f), 1);
+	ck_assert(camp_interleave(&P, &f, NULL, 0, 11, &cv, err, sizeof err) == 0);
+	camp_predict(&P, &f, &s);
+	ck_assert_uint_eq(cv.runs, 1);
+	for (uint32_t i = 0; i < 11; i++)
+		ck_assert(near(cv.s[i].total, (1 - cv.x[i]) * s.total, 1e-12));
+	ck_assert_uint_eq(cv.best, 10); /* all DRAM */
+	camp_curve_free(&cv);
+	/* L 5 % above idle is bandwidth-bound: the CXL run is required */
+	P.l_idle_dram = 180 / 1.06;
+	ck_assert_uint_eq(camp_interleave_runs(&P, &f), 2);
+	ck_assert(camp_interleave(&P, &f, NULL, 0, 11, &cv, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "bandwidth-bound") && strstr(err, "CXL-only run"), "%s", err);
+	/*
+	 * Two runs: DRAM loaded (L 180, idle 120), CXL run with s_LLC 0.5 at L 500 (idle 450),
+	 * same cycles. Eq. 8-10 at x = 0.5, DRd: M_D = 0.5 (120 + 60 * 0.25) / 180 = 0.375,
+	 * M_C = 0.5 (450 + 50 * 0.25) / 500 = 0.4625, S_DRd = 0.375 * 0.4 + 0.4625 * 0.5 - 0.4.
+	 */
+	P.l_idle_dram = 120;
+	fc = f;
+	fc.s_llc = 0.5;
+	fc.lat = 500;
+	ck_assert(camp_interleave(&P, &f, &fc, 0, 3, &cv, err, sizeof err) == 0);
+	ck_assert_uint_eq(cv.runs, 2);
+	ck_assert(near(cv.s[1].drd, 0.375 * 0.4 + 0.4625 * 0.5 - 0.4, 1e-12));
+	ck_assert(near(cv.s[0].drd, 0.5 - 0.4, 1e-12) && near(cv.s[2].drd, 0, 1e-12)); /* endpoints */
+	ck_assert(near(cv.s[1].store, 0.375 * 0.05 + 0.4625 * 0.05 - 0.05, 1e-12));
+	ck_assert_uint_eq(cv.best, 1); /* the bathtub's bottom is inside */
+	ck_assert(cv.s[1].total < 0);
+	camp_curve_free(&cv);
+}
+END_TEST
+
+Suite *camp_suite(void)
+{
+	Suite *s = suite_create("camp");
+	TCase *tc = tcase_create("camp");
+	tcase_add_test(tc, test_perf_text_and_csv_skx_and_spr);
+	tcase_add_test(tc, test_perf_layouts_in_memory);
+	tcase_add_test(tc, test_perf_errors_are_one_clear_line);
+	tcase_add_test(tc, test_predict_matches_hand_values);
+	tcase_add_test(tc, test_calibrate_recovers_known_constants);
+	tcase_add_test(tc, test_calibrate_refuses_what_it_cannot_fit);
+	tcase_add_test(tc, test_interleave_closed_forms);
+	suite_add_tcase(s, tc);
+	return s;
+}
