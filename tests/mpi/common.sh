@@ -50,8 +50,8 @@ expect_error() {
 pid_of_rank() {
 	local r=$1 p
 	for p in $(pgrep -x cxlsim); do
-		if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$r" &&
-			tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CXLSIM_TEST_TAG=$WORK"; then
+		if tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "OMPI_COMM_WORLD_RANK=$r" &&
+			tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "CXLSIM_TEST_TAG=$WORK"; then
 			echo "$p"
 			return 0
 		fi
