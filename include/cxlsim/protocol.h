@@ -33,7 +33,7 @@ enum cxs_protocol {
 
 /* "wb|wt|...": the choices of system.protocol, in enum order. */
 #define CXS_PROTO_CHOICE(id, name, doc) "|" name
-#define CXS_PROTOCOL_CHOICES (CXS_PROTOCOLS(CXS_PROTO_CHOICE) + 1)
+#define CXS_PROTOCOL_CHOICES (&(CXS_PROTOCOLS(CXS_PROTO_CHOICE))[1]) /* without the first "|" */
 
 /* The name of a protocol ("wb"). */
 const char *cxs_protocol_name(enum cxs_protocol p);

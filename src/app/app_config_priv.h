@@ -18,7 +18,7 @@ extern const size_t cxs_app_nkeys;
  */
 #define CXS_MODELS(X) X(phold) X(memsys) X(axle)
 #define APP_MODEL_CHOICE(m) "|" #m
-#define APP_MODEL_CHOICES (CXS_MODELS(APP_MODEL_CHOICE) + 1)
+#define APP_MODEL_CHOICES (&(CXS_MODELS(APP_MODEL_CHOICE))[1]) /* without the first "|" */
 
 /* NULL-terminated, engine.model's choice i is cxs_models[i]. */
 extern const struct cxs_model *const cxs_models[];

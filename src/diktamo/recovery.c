@@ -202,10 +202,8 @@ static void record(struct cxs_dk_rec_cn *r, cxs_time now)
 		now - r->t_end,
 	};
 	++*r->c_rounds;
-	cxs_time total = 0;
 	for (int i = 0; i < 7; i++) {
 		*r->c_steps[i] += steps[i];
-		total += steps[i];
 		cxs_vec_push(r->v_steps[i], steps[i]);
 	}
 	*r->c_total += now - r->t_start;
