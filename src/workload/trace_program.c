@@ -50,8 +50,22 @@
  * handles back) is already satisfied: it has retired. With dataflow off,
  * every load is one nobody waits for and every value is the traced one.
  *
- * Synchronisation: lock / unlock are the test-and-test-and-set lock on the
- * mapped address; barrier meets `value` threads (0: all traced threads) in
+ * Synchronisation: lock / unlock take the lock word at the mapped address.
+ * A lock record with a turn (version 3: every lock cxlsim-trace record
+ * writes) is taken in the recorded order: the thread waits until the lock's
+ * previous turns are done (cxs_kt_lock_turn), so the replay cannot invent
+ * an order the program could not have had (pigz's main thread joins its
+ * workers holding a mutex each of them took and released first: taken in
+ * any order, the replay can deadlock there). With trace.locks (the
+ * recording's locks.order, whose each turn is) a turn whose thread is dead
+ * after a CN failure is skipped; without it nothing is skipped. A lock
+ * record without a turn (versions 1 and 2, hand-made traces, or
+ * trace.fault = unordered) is the test-and-test-and-set lock, taken in
+ * whatever order threads reach it. Each thread keeps the locks it holds
+ * (MAX_HELD): a lock of one it holds is a recursive mutex taken again
+ * (the recorder leaves those out; older recordings have them) and only
+ * counts its depth, and an unlock of one it does not hold (taken before the
+ * recording began) is left out. barrier meets `value` threads (0: all traced threads) in
  * a sense-reversing barrier whose sense is the parity of that object's
  * episode (MAX_BARRIERS objects per thread);
  * post adds 1 to the word at the address (an atomic fetch-and-add); wait
@@ -70,6 +84,7 @@
  * without the locks or barriers themselves, to show the checks failing.
  */
 #include "cxlsim/kthread.h"
+#include "cxlsim/lock_order.h"
 #include "cxlsim/page_map.h"
 #include "cxlsim/trace.h"
 
@@ -84,10 +99,11 @@
 #define PAGE_BYTES (UINT64_C(1) << CXS_PAGE_SHIFT)
 #define RING 256          /* producers remembered; > CXS_KT_MAX_INFLIGHT */
 #define MAX_BARRIERS 256  /* distinct barriers per thread (checker episodes) */
+#define MAX_HELD 64       /* locks one thread holds at once */
 
 enum { PL_PAPER = 0, PL_CXL, PL_LOCAL, PL_WEIGHTED };
 enum { SH_TOUCHED = 0, SH_HEAP };
-enum { FAULT_NONE = 0, FAULT_SKIP_LOCKS, FAULT_SKIP_BARRIERS };
+enum { FAULT_NONE = 0, FAULT_SKIP_LOCKS, FAULT_SKIP_BARRIERS, FAULT_UNORDERED };
 /* A page's tier: its thread's local memory, CXL memory, or the CN's local memory (shared). */
 enum { TIER_LOCAL = 0, TIER_CXL = 1, TIER_LOCAL_SHARED = 2 };
 
@@ -99,7 +115,8 @@ const struct cxs_cfg_key cxs_trace_replay_keys[] = {
 	{"trace", "cxl_fraction", CXS_CFG_DOUBLE, "0.5", "trace.placement = weighted: the share of pages in CXL memory.", NULL, 0, 1},
 	{"trace", "dataflow", CXS_CFG_BOOL, "true", "Loads and stores wait in the core for the load their address comes from, and `add` stores recompute their value (false: every load independent, every value as traced).", NULL, 0, 0},
 	{"trace", "check", CXS_CFG_BOOL, "true", "With a map: check mutual exclusion at every lock and barrier order at every barrier through checker words (two atomics per critical section: set false for timing runs).", NULL, 0, 0},
-	{"trace", "fault", CXS_CFG_ENUM, "none", "Fault injection for the checks: skip_locks or skip_barriers replays without them.", "none|skip_locks|skip_barriers", 0, 0},
+	{"trace", "locks", CXS_CFG_STRING, "", "The lock order of a recording (cxlsim-trace record writes DIR/locks.order): whose each lock's turns are, so that after a CN failure the dead threads' turns are skipped; empty: locks are still taken in their recorded turns, none is skipped.", NULL, 0, 0},
+	{"trace", "fault", CXS_CFG_ENUM, "none", "Fault injection for the checks: skip_locks or skip_barriers replays without them; unordered takes locks in any order, ignoring their recorded turns.", "none|skip_locks|skip_barriers|unordered", 0, 0},
 };
 const size_t cxs_trace_replay_nkeys = sizeof cxs_trace_replay_keys / sizeof cxs_trace_replay_keys[0];
 const struct cxs_key_table cxs_trace_replay_key_table = CXS_KEY_TABLE(cxs_trace_replay_keys);
@@ -107,8 +124,11 @@ const struct cxs_key_table cxs_trace_replay_key_table = CXS_KEY_TABLE(cxs_trace_
 struct trace_info {
 	char *pattern;
 	char *map_path;
+	char *locks_path;
 	struct cxs_page_map map;
 	bool have_map;
+	struct cxs_lock_order order;
+	bool have_order;
 	uint32_t threads;           /* threads that replay a trace */
 	unsigned placement, shared, fault;
 	double cxl_fraction;
@@ -126,7 +146,9 @@ static void info_free(void *p)
 		return;
 	free(ti->pattern);
 	free(ti->map_path);
+	free(ti->locks_path);
 	cxs_page_map_free(&ti->map);
+	cxs_lock_order_free(&ti->order);
 	free(ti);
 }
 
@@ -135,7 +157,8 @@ static int trace_configure(const struct cxs_config *cfg, struct cxs_kimage *img,
 {
 	struct trace_info *ti = calloc(1, sizeof *ti);
 	if (!ti || !(ti->pattern = strdup(cxs_config_str(cfg, "workload", "trace"))) ||
-	    !(ti->map_path = strdup(cxs_config_str(cfg, "trace", "map")))) {
+	    !(ti->map_path = strdup(cxs_config_str(cfg, "trace", "map"))) ||
+	    !(ti->locks_path = strdup(cxs_config_str(cfg, "trace", "locks")))) {
 		info_free(ti);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -252,6 +275,20 @@ static int build_trace(struct cxs_kimage *img, char *err, size_t errlen)
 	}
 	if (ti->threads == 0)
 		ti->threads = img->nthreads;
+	if (ti->locks_path[0]) {
+		char why[CXS_TRACE_ERR_MAX];
+		if (cxs_lock_order_read(ti->locks_path, &ti->order, why, sizeof why) != 0) {
+			snprintf(err, errlen, "trace.locks: %s", why);
+			return -1;
+		}
+		ti->have_order = true;
+		if (ti->order.threads < ti->threads) {
+			snprintf(err, errlen, "trace.locks: %s: the lock order is of a recording of %"
+				 PRIu32 " threads; %" PRIu32 " replay (another recording's?)",
+				 ti->locks_path, ti->order.threads, ti->threads);
+			return -1;
+		}
+	}
 	bool per_core = strstr(ti->pattern, "%u") != NULL;
 	for (uint32_t t = 0; t < ti->threads; t++) {
 		char path[1024], why[CXS_TRACE_ERR_MAX];
@@ -307,6 +344,14 @@ struct prod {
 	uint64_t value;   /* its replayed value, when h == CXS_KT_NO_DEP */
 };
 
+/* A lock a thread holds. */
+struct held_lock {
+	uint64_t addr;   /* traced */
+	uint32_t depth;  /* times taken (a recursive mutex: more than once) */
+	uint32_t turn;   /* the turn it was taken at */
+	bool ordered;    /* ... with cxs_kt_lock_turn */
+};
+
 struct replay {
 	struct cxs_kt *kt;
 	const struct trace_info *ti;
@@ -320,8 +365,23 @@ struct replay {
 		uint64_t addr, episodes;
 	} bar[MAX_BARRIERS];
 	uint32_t nbar;
+	struct held_lock held[MAX_HELD];
+	uint32_t nheld;
 	uint64_t nrec;
 };
+
+/* Whose turn `turn` of the lock is (cxs_kt_turn_owner_fn; ctx: struct turn_ctx). */
+struct turn_ctx {
+	const struct trace_info *ti;
+	uint64_t addr;  /* traced */
+};
+
+static uint32_t turn_owner(const void *ctx, uint64_t turn)
+{
+	const struct turn_ctx *c = ctx;
+	const struct cxs_lock_ent *e = cxs_lock_order_find(&c->ti->order, c->addr);
+	return e ? cxs_lock_order_owner(&c->ti->order, e, turn) : UINT32_MAX;
+}
 
 static uint64_t fold(struct cxs_kt *kt, uint64_t addr)
 {
@@ -443,11 +503,45 @@ static void spin_until(struct cxs_kt *kt, uint64_t a, uint64_t want)
 	}
 }
 
+/* Index of the held entry of traced lock addr, or nheld. */
+static uint32_t held_find(const struct replay *x, uint64_t addr)
+{
+	uint32_t i = 0;
+	while (i < x->nheld && x->held[i].addr != addr)
+		i++;
+	return i;
+}
+
 static void do_lock(struct replay *x, const struct cxs_trace_rec *r)
 {
+	uint32_t i = held_find(x, r->addr);
+	if (i < x->nheld) { /* a recursive mutex taken again: no hand-over */
+		x->held[i].depth++;
+		cxs_kt_result(x->kt, "trace_recursive_locks", 1);
+		return;
+	}
+	if (x->nheld == MAX_HELD)
+		cxs_kt_fail(x->kt, "thread %u, record %" PRIu64 ": more than %d locks held at once",
+			    x->id, x->nrec, MAX_HELD);
+	bool ordered = (r->flags & CXS_TRACE_F_TURN) && x->ti->fault != FAULT_UNORDERED;
+	if (ordered && r->value >= UINT32_MAX)
+		cxs_kt_fail(x->kt, "thread %u, record %" PRIu64 ": lock 0x%" PRIx64 " turn %" PRIu64
+			    " (at most 2^32 - 2)", x->id, x->nrec, r->addr, r->value);
+	x->held[x->nheld++] = (struct held_lock){.addr = r->addr, .depth = 1,
+						   .turn = (uint32_t)r->value, .ordered = ordered};
 	uint64_t m, a = map_addr(x, r->addr, &m);
-	if (x->ti->fault != FAULT_SKIP_LOCKS)
-		cxs_kt_lock(x->kt, a);
+	if (x->ti->fault != FAULT_SKIP_LOCKS) {
+		if (ordered) {
+			struct turn_ctx c = {x->ti, r->addr};
+			uint64_t skipped = 0;
+			cxs_kt_lock_turn(x->kt, a, (uint32_t)r->value,
+					 x->ti->have_order ? turn_owner : NULL, &c, &skipped);
+			if (skipped)
+				cxs_kt_result(x->kt, "trace_turns_skipped", skipped);
+		} else {
+			cxs_kt_lock(x->kt, a);
+		}
+	}
 	if (x->ti->check && m) {
 		uint64_t old = cxs_kt_swap(x->kt, m, 8, x->id + 1);
 		if (old != 0)
@@ -460,6 +554,16 @@ static void do_lock(struct replay *x, const struct cxs_trace_rec *r)
 
 static void do_unlock(struct replay *x, const struct cxs_trace_rec *r)
 {
+	uint32_t i = held_find(x, r->addr);
+	if (i == x->nheld) { /* taken before the recording began: not this replay's to release */
+		cxs_kt_result(x->kt, "trace_unheld_unlocks", 1);
+		return;
+	}
+	if (--x->held[i].depth > 0)
+		return;
+	bool ordered = x->held[i].ordered;
+	uint32_t turn = x->held[i].turn;
+	x->held[i] = x->held[--x->nheld];
 	uint64_t m, a = map_addr(x, r->addr, &m);
 	if (x->ti->check && m) {
 		uint64_t old = cxs_kt_swap(x->kt, m, 8, 0);
@@ -469,7 +573,11 @@ static void do_unlock(struct replay *x, const struct cxs_trace_rec *r)
 				    " as its holder", x->id, r->addr, x->nrec,
 				    old ? "thread " : "no thread, ", old ? old - 1 : 0);
 	}
-	if (x->ti->fault != FAULT_SKIP_LOCKS)
+	if (x->ti->fault == FAULT_SKIP_LOCKS)
+		return;
+	if (ordered)
+		cxs_kt_unlock_turn(x->kt, a, turn);
+	else
 		cxs_kt_unlock(x->kt, a);
 }
 
