@@ -16,7 +16,8 @@
  *   rmw      atomic exchange (old value returned,  1,2,4,8   aligned     the new value; with the
  *            value stored; drains the store buffer)                      fadd flag, the addend
  *   fence    full fence (drains the store buffer)  0         0           0
- *   lock     lock acquire; spins until free        8         8-aligned   free (0 by default)
+ *   lock     lock acquire; spins until free        8         8-aligned   free (0 by default);
+ *                                                                        with flag turn, its turn (v3)
  *   unlock   lock release                          8         8-aligned   free (0 by default)
  *   barrier  barrier arrive and leave              8         8-aligned   participants (0: all)
  *   post     adds 1 to an event counter (release)  8         8-aligned   0            (v2)

@@ -61,7 +61,13 @@
  * after a CN failure is skipped; without it nothing is skipped. A lock
  * record without a turn (versions 1 and 2, hand-made traces, or
  * trace.fault = unordered) is the test-and-test-and-set lock, taken in
- * whatever order threads reach it. Each thread keeps the locks it holds
+ * whatever order threads reach it. With turns the replay cannot deadlock
+ * where the program did not: every wait it makes (a turn for the previous
+ * turn's release, a barrier leave for its arrivals, a wait for its post)
+ * is for an event that came earlier in the one order Valgrind ran the
+ * program in, so no wait closes a cycle — short of what the recording
+ * leaves out (rwlock readers that held one together, a mutex unlocked by
+ * another thread than its locker). Each thread keeps the locks it holds
  * (MAX_HELD): a lock of one it holds is a recursive mutex taken again
  * (the recorder leaves those out; older recordings have them) and only
  * counts its depth, and an unlock of one it does not hold (taken before the
