@@ -326,6 +326,8 @@ const char *cxs_kt_error(const struct cxs_kt *kt);
 uint64_t cxs_kt_waived(const struct cxs_kt *kt, const char **first);
 /* The failed CNs the runtime knows of (bit per CN; 0: none). */
 uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt);
+/* Is thread t on a CN the runtime knows has failed? */
+bool cxs_kt_thread_dead(const struct cxs_kt *kt, uint32_t t);
 /* Locks this thread took over from dead holders. */
 uint64_t cxs_kt_takeovers(const struct cxs_kt *kt);
 /* Result counters: the i-th name and its value; NULL past the last. */

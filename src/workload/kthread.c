@@ -628,6 +628,11 @@ uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt)
 	return failed_view(kt);
 }
 
+bool cxs_kt_thread_dead(const struct cxs_kt *kt, uint32_t t)
+{
+	return thread_dead(kt, t);
+}
+
 uint64_t cxs_kt_takeovers(const struct cxs_kt *kt)
 {
 	return kt->takeovers;

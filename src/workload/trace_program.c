@@ -75,8 +75,10 @@
  * a sense-reversing barrier whose sense is the parity of that object's
  * episode (MAX_BARRIERS objects per thread);
  * post adds 1 to the word at the address (an atomic fetch-and-add); wait
- * spins (loads with back-off) until it reaches `value`; check loads and
- * compares, stopping the run on a difference.
+ * spins (loads with back-off) until it reaches `value` — or, for a join
+ * (a wait for thread k's exit event, cxltrace_proto.h), until thread k is
+ * known dead (trace_joins_of_dead), as a dead thread never exits; check
+ * loads and compares, stopping the run on a difference.
  *
  * Checks (trace.check, default on; with a page map): each sync object has a
  * checker word at the same offset in a mirror of its region. Acquiring a
@@ -89,6 +91,7 @@
  * trace.check = false. trace.fault = skip_locks | skip_barriers replays
  * without the locks or barriers themselves, to show the checks failing.
  */
+#include "cxlsim/cxltrace_proto.h"
 #include "cxlsim/kthread.h"
 #include "cxlsim/lock_order.h"
 #include "cxlsim/page_map.h"
@@ -499,10 +502,24 @@ static int add_value(struct replay *x, const struct cxs_trace_rec *r, uint64_t *
 	return 2;
 }
 
-static void spin_until(struct cxs_kt *kt, uint64_t a, uint64_t want)
+/* The thread whose exit event traced address a is (a join), or UINT32_MAX. */
+static uint32_t exit_of(uint64_t a)
+{
+	if (a < CXT_SYNC_BASE || (a - CXT_SYNC_BASE) % 128 != 64 ||
+	    (a - CXT_SYNC_BASE) / 128 >= UINT32_MAX)
+		return UINT32_MAX;
+	return (uint32_t)((a - CXT_SYNC_BASE) / 128);
+}
+
+/* Waits until the word at a reaches want, or (poster != UINT32_MAX) thread poster is dead. */
+static void spin_until(struct cxs_kt *kt, uint64_t a, uint64_t want, uint32_t poster)
 {
 	uint32_t backoff = 16;
 	while (cxs_kt_load(kt, a, 8) < want) {
+		if (poster != UINT32_MAX && cxs_kt_thread_dead(kt, poster)) {
+			cxs_kt_result(kt, "trace_joins_of_dead", 1);
+			return;
+		}
 		cxs_kt_compute(kt, backoff);
 		if (backoff < 1024)
 			backoff *= 2;
@@ -694,7 +711,7 @@ static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
 		(void)cxs_kt_fetch_add(kt, addr_of(x, r->addr), 8, 1);
 		break;
 	case CXS_TRACE_WAIT:
-		spin_until(kt, addr_of(x, r->addr), r->value);
+		spin_until(kt, addr_of(x, r->addr), r->value, exit_of(r->addr));
 		break;
 	case CXS_TRACE_CHECK:
 		v = cxs_kt_load(kt, addr_of(x, r->addr), r->size);
