@@ -206,7 +206,8 @@ int cxs_lock_acc_write(struct cxs_lock_acc *a, const char *path, uint32_t thread
 	FILE *f = NULL;
 
 	/* sorted by address; the index no longer matches, and is not needed again */
-	qsort(a->l, a->n, sizeof *a->l, cmp_lock);
+	if (a->n > 0)
+		qsort(a->l, a->n, sizeof *a->l, cmp_lock);
 	free(a->slot);
 	a->slot = NULL;
 	a->nslot = 0;

@@ -89,6 +89,24 @@ START_TEST(test_round_trip_turn_by_turn)
 }
 END_TEST
 
+/* A recording without locks (the chase, sqlite with threads off) has an empty order. */
+START_TEST(test_no_locks)
+{
+	char path[256], err[256] = "";
+	struct cxs_lock_order o;
+	struct cxs_lock_acc *a = cxs_lock_acc_new();
+	uint64_t total = 1;
+	path_of(path, sizeof path, "none.order");
+	ck_assert_msg(cxs_lock_acc_write(a, path, 1, &total, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(total, 0);
+	cxs_lock_acc_free(a);
+	ck_assert_msg(cxs_lock_order_read(path, &o, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(o.n, 0);
+	ck_assert_ptr_null(cxs_lock_order_find(&o, 0x40));
+	cxs_lock_order_free(&o);
+}
+END_TEST
+
 START_TEST(test_bad_orders_refused)
 {
 	char path[256], err[256] = "";
@@ -166,6 +184,7 @@ Suite *lock_order_suite(void)
 	TCase *tc = tcase_create("lock_order");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip_turn_by_turn);
+	tcase_add_test(tc, test_no_locks);
 	tcase_add_test(tc, test_bad_orders_refused);
 	tcase_add_test(tc, test_damage_refused_with_the_file_name);
 	suite_add_tcase(s, tc);
