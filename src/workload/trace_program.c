@@ -366,6 +366,7 @@ struct replay {
 	const struct trace_info *ti;
 	uint32_t id;
 	uint64_t last_page, last_base; /* one-entry cache of the page map */
+	bool last_sync;                /* ... the page holds a lock word */
 	uint64_t local_shared_base;
 	bool local_shared_ok;          /* ... checked: every thread on one CN */
 	struct prod ring[RING];
@@ -400,11 +401,16 @@ static uint64_t fold(struct cxs_kt *kt, uint64_t addr)
 	return cxs_kt_private(kt) + addr % img->private_bytes;
 }
 
-/* The simulated address of traced address a; *mirror its checker word's. */
-static uint64_t map_addr(struct replay *x, uint64_t a, uint64_t *mirror)
+/*
+ * The simulated address of traced address a; *mirror its checker word's;
+ * *sync (may be NULL) whether a's page holds a synchronisation word.
+ */
+static uint64_t map_addr(struct replay *x, uint64_t a, uint64_t *mirror, bool *sync)
 {
 	const struct trace_info *ti = x->ti;
 	uint64_t page = a >> CXS_PAGE_SHIFT;
+	if (sync)
+		*sync = false;
 	if (!ti->have_map) {
 		*mirror = 0;
 		return fold(x->kt, a);
@@ -414,6 +420,8 @@ static uint64_t map_addr(struct replay *x, uint64_t a, uint64_t *mirror)
 		cxs_kt_fail(x->kt, "thread %u, record %" PRIu64 ": page 0x%" PRIx64 " is not in %s"
 			    " (a page map from another recording?)", x->id, x->nrec, page,
 			    ti->map_path);
+	if (sync)
+		*sync = (e->flags & CXS_PAGE_SYNC) != 0;
 	uint64_t base, mirror_off;
 	if (e->tier == TIER_CXL) {
 		base = cxs_kt_shared(x->kt) + (uint64_t)e->slot * PAGE_BYTES;
@@ -443,10 +451,26 @@ static uint64_t addr_of(struct replay *x, uint64_t a)
 	uint64_t page = a >> CXS_PAGE_SHIFT, m;
 	if (page == x->last_page)
 		return x->last_base + (a & (PAGE_BYTES - 1));
-	uint64_t s = map_addr(x, a, &m);
+	uint64_t s = map_addr(x, a, &m, &x->last_sync);
 	x->last_page = page;
 	x->last_base = s - (a & (PAGE_BYTES - 1));
 	return s;
+}
+
+/*
+ * Is the 8-byte word at traced address a a lock word (call after addr_of(a))?
+ * The program's own stores there are left out: a mutex's first bytes are
+ * the replay's lock word (its due turn and holder), and a store of the
+ * program's — memory reused after the mutex was freed, a zeroing before it
+ * is initialised again — would set its turn to whatever was stored (sqlite
+ * zeroes and reuses a heap mutex: its thread then waited for ever for a
+ * turn the store had erased). The library's own accesses to its mutexes
+ * are left out by the recorder in the same way.
+ */
+static bool lock_word(const struct replay *x, uint64_t a)
+{
+	return x->last_sync && x->ti->have_order &&
+	       cxs_lock_order_find(&x->ti->order, a & ~UINT64_C(7)) != NULL;
 }
 
 /* The producer k back, or NULL. */
@@ -552,7 +576,7 @@ static void do_lock(struct replay *x, const struct cxs_trace_rec *r)
 			    " (at most 2^32 - 2)", x->id, x->nrec, r->addr, r->value);
 	x->held[x->nheld++] = (struct held_lock){.addr = r->addr, .depth = 1,
 						   .turn = (uint32_t)r->value, .ordered = ordered};
-	uint64_t m, a = map_addr(x, r->addr, &m);
+	uint64_t m, a = map_addr(x, r->addr, &m, NULL);
 	if (x->ti->fault != FAULT_SKIP_LOCKS) {
 		if (ordered) {
 			struct turn_ctx c = {x->ti, r->addr};
@@ -587,7 +611,7 @@ static void do_unlock(struct replay *x, const struct cxs_trace_rec *r)
 	bool ordered = x->held[i].ordered;
 	uint32_t turn = x->held[i].turn;
 	x->held[i] = x->held[--x->nheld];
-	uint64_t m, a = map_addr(x, r->addr, &m);
+	uint64_t m, a = map_addr(x, r->addr, &m, NULL);
 	if (x->ti->check && m) {
 		uint64_t old = cxs_kt_swap(x->kt, m, 8, 0);
 		if (old != x->id + 1)
@@ -628,7 +652,7 @@ static void barrier_wait(struct cxs_kt *kt, uint64_t a, uint32_t n, uint64_t epi
 
 static void do_barrier(struct replay *x, const struct cxs_trace_rec *r)
 {
-	uint64_t m, a = map_addr(x, r->addr, &m);
+	uint64_t m, a = map_addr(x, r->addr, &m, NULL);
 	uint32_t n = r->value ? (uint32_t)r->value : x->ti->threads;
 	bool check = x->ti->check && m;
 	uint32_t i = 0;
@@ -668,6 +692,10 @@ static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
 		break;
 	case CXS_TRACE_STORE: {
 		uint64_t a = addr_of(x, r->addr);
+		if (lock_word(x, r->addr)) {
+			cxs_kt_result(kt, "trace_lock_word_stores", 1);
+			break;
+		}
 		uint32_t adep = dep_handle(x, r->addr_dep);
 		switch (add_value(x, r, &v, &h)) {
 		case 1:
@@ -684,6 +712,11 @@ static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
 	}
 	case CXS_TRACE_RMW: {
 		uint64_t a = addr_of(x, r->addr), old;
+		if (lock_word(x, r->addr)) {
+			cxs_kt_result(kt, "trace_lock_word_stores", 1);
+			add_producer(x, CXS_KT_NO_DEP, false, 0, 0);
+			break;
+		}
 		if ((r->flags & CXS_TRACE_F_FADD) && x->ti->dataflow) {
 			old = cxs_kt_fetch_add(kt, a, r->size, r->value);
 		} else {

@@ -24,6 +24,10 @@
 #           them took first: replayed in the recorded order of acquisitions
 #           it completes with the count right; with the order ignored
 #           (trace.fault = unordered) it hangs until the cap
+#   reuse   sqlite's heap mutexes: a mutex freed, its memory allocated again,
+#           zeroed by the program and holding a new mutex: the zeroing
+#           stores are left out of the replay's lock word (before, they reset
+#           its turn and the next lock waited for ever); the count is right
 #   a CN failure mid-replay: 16 hand-made traces taking one lock in turn
 #           (thread t has turns t, t + 16, ...; a locks.order written here
 #           from its documented layout), CN 1 (threads 4-7) failed at 20 us:
@@ -43,6 +47,7 @@ TRACE="$(dirname "$CXLSIM")/cxlsim-trace"
 "$TRACE" record -o "$WORK/sync" -- "$PROG" sync 16 200 3 >>"$WORK/rec.out"
 "$TRACE" record -o "$WORK/recursive" -- "$PROG" recursive 16 50 >>"$WORK/rec.out"
 "$TRACE" record -o "$WORK/joinheld" -- "$PROG" joinheld 16 >>"$WORK/rec.out"
+"$TRACE" record -o "$WORK/reuse" -- "$PROG" reuse 4 20 >>"$WORK/rec.out"
 cat "$WORK/rec.out"
 nlock=$("$TRACE" check "$WORK/recursive/core1.trace" | awk '$1 == "lock" { print $2 }')
 [ "$nlock" = 50 ] || {
@@ -65,6 +70,7 @@ $H5CHECK status "$WORK/sync1.h5" complete
 $H5CHECK same "$WORK/sync1.h5" "$WORK/sync2.h5"
 run 1 "$WORK/recursive.h5" "${four[@]}" "$WORK/recursive/trace.ini"
 run 1 "$WORK/joinheld.h5" "${four[@]}" "$WORK/joinheld/trace.ini"
+run 1 "$WORK/reuse.h5" "${four[@]}" "$WORK/reuse/trace.ini"
 run 1 "$WORK/fail.h5" "${four[@]}" "$WORK/recursive/trace.ini" --fail 1@100us
 /usr/bin/python3 - "$WORK" <<'PY'
 import struct, sys, zlib
@@ -91,7 +97,7 @@ printf 'lock 0x1000\nlock 0x1000\nst 8 0x2000 1\nunlock 0x1000\nunlock 0x1000\nc
 "$TRACE" from-text "$WORK/nested.txt" "$WORK/nested0.trace" >/dev/null
 run 1 "$WORK/nested.h5" "${one[@]}" --end 1ms --set workload.kernel=trace \
 	--set workload.trace="$WORK/nested%u.trace"
-for k in recursive joinheld fail rrfail nested; do
+for k in recursive joinheld reuse fail rrfail nested; do
 	$H5CHECK status "$WORK/$k.h5" complete
 done
 for k in fail rrfail; do
@@ -99,18 +105,19 @@ for k in fail rrfail; do
 		echo "$k: after the failure a live thread did not finish:"; cat "$WORK/$k.h5.stderr"; exit 1
 	fi
 done
-for k in chase chase_nodf stream sync1 recursive joinheld fail rrfail nested; do
+for k in chase chase_nodf stream sync1 recursive joinheld reuse fail rrfail nested; do
 	/usr/bin/python3 "$SRC/analysis/core_report.py" "$WORK/$k.h5" --json >"$WORK/$k.json"
 done
 /usr/bin/python3 - "$WORK" <<'PY'
 import json, sys
 w = sys.argv[1]
 r = {k: json.load(open(f"{w}/{k}.json")) for k in ["chase", "chase_nodf", "stream", "sync1",
-                                                    "recursive", "joinheld", "fail", "rrfail",
-                                                    "nested"]}
+                                                    "recursive", "joinheld", "reuse", "fail",
+                                                    "rrfail", "nested"]}
 t = {k: v["total"] for k, v in r.items()}
 res = r["sync1"]["results"]
-rec, jh, fl, ne = (r[k]["results"] for k in ["recursive", "joinheld", "rrfail", "nested"])
+rec, jh, ru, fl, ne = (r[k]["results"] for k in ["recursive", "joinheld", "reuse", "rrfail",
+                                                  "nested"])
 checks = [
     ("chase MLP ~1 with dataflow", 0.95 <= t["chase"]["mlp"] <= 1.05, t["chase"]["mlp"]),
     ("chase without dataflow MLP >> 1", t["chase_nodf"]["mlp"] > 4, t["chase_nodf"]["mlp"]),
@@ -131,6 +138,10 @@ checks = [
      rec.get("trace_recursive_locks", 0)),
     ("joinheld: the count checked", jh.get("trace_value_checks", 0) == 1,
      jh.get("trace_value_checks", 0)),
+    ("reuse: the program's stores to a lock word left out", ru.get("trace_lock_word_stores", 0) > 0,
+     ru.get("trace_lock_word_stores", 0)),
+    ("reuse: the count checked", ru.get("trace_value_checks", 0) == 1,
+     ru.get("trace_value_checks", 0)),
     ("failure: most of the dead threads' 200 turns skipped",
      150 <= fl.get("trace_turns_skipped", 0) <= 200, fl.get("trace_turns_skipped", 0)),
     ("failure: the 12 survivors replayed all their records",

@@ -26,6 +26,12 @@
  *                    all while still holding the mutex, and has the count
  *                    checked (T - 1). A replay that lets main take the mutex
  *                    before a worker does waits for ever at the join
+ *   reuse T ITERS    sqlite's heap mutexes: T threads increment under a
+ *                    malloc'd mutex, which is then destroyed and freed; its
+ *                    memory is allocated again (the same address), zeroed
+ *                    by the program and holds a new mutex, taken ITERS more
+ *                    times by the main thread. The program's zeroing stores
+ *                    land on the replay's lock word
  *
  * chase and stream set their data up first and are recorded from the entry
  * of the function named after them (--roi-start); sync from the first
@@ -116,6 +122,23 @@ static void *joinheld_worker(void *arg)
 	arrived++;
 	pthread_cond_signal(&joined_cv);
 	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+struct box {
+	pthread_mutex_t m;
+	long v;
+};
+static struct box *volatile bx;
+
+static void *reuse_worker(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < iters; i++) {
+		pthread_mutex_lock(&bx->m);
+		bx->v++;
+		pthread_mutex_unlock(&bx->m);
+	}
 	return NULL;
 }
 
@@ -211,7 +234,34 @@ int main(int argc, char **argv)
 		printf("%ld\n", arrived);
 		return arrived == t - 1 ? 0 : 1;
 	}
+	if (argc >= 4 && strcmp(argv[1], "reuse") == 0) {
+		long t = atol(argv[2]);
+		iters = atol(argv[3]);
+		bx = malloc(sizeof *bx);
+		if (t < 1 || !bx || pthread_mutex_init(&bx->m, NULL) != 0)
+			return 1;
+		bx->v = 0;
+		pthread_t *th = start_threads(t, reuse_worker);
+		if (!th)
+			return 1;
+		reuse_worker(NULL);
+		for (long i = 1; i < t; i++)
+			pthread_join(th[i], NULL);
+		long first = bx->v;
+		struct box *old = bx;
+		pthread_mutex_destroy(&bx->m);
+		free(bx);
+		bx = malloc(sizeof *bx);
+		if (!bx)
+			return 1;
+		memset(bx, 0, sizeof *bx); /* sqlite3MallocZero */
+		pthread_mutex_init(&bx->m, NULL);
+		reuse_worker(NULL);
+		CXLTRACE_CHECK(&bx->v, 8, (uint64_t)iters);
+		printf("%ld %ld %s\n", first, bx->v, bx == old ? "reused" : "moved");
+		return first == t * iters && bx->v == iters ? 0 : 1;
+	}
 	fprintf(stderr, "usage: %s chase NODES | stream BYTES | sync THREADS ITERS PHASES |"
-		" recursive THREADS ITERS | joinheld THREADS\n", argv[0]);
+		" recursive THREADS ITERS | joinheld THREADS | reuse THREADS ITERS\n", argv[0]);
 	return 2;
 }
