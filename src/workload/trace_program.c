@@ -50,35 +50,37 @@
  * handles back) is already satisfied: it has retired. With dataflow off,
  * every load is one nobody waits for and every value is the traced one.
  *
- * Synchronisation: lock / unlock take the lock word at the mapped address.
- * A lock record with a turn (version 3: every lock cxlsim-trace record
- * writes) is taken in the recorded order: the thread waits until the lock's
- * previous turns are done (cxs_kt_lock_turn), so the replay cannot invent
- * an order the program could not have had (pigz's main thread joins its
- * workers holding a mutex each of them took and released first: taken in
- * any order, the replay can deadlock there). With trace.locks (the
- * recording's locks.order, whose each turn is) a turn whose thread is dead
- * after a CN failure is skipped; without it nothing is skipped. A lock
- * record without a turn (versions 1 and 2, hand-made traces, or
- * trace.fault = unordered) is the test-and-test-and-set lock, taken in
- * whatever order threads reach it. With turns the replay cannot deadlock
- * where the program did not: every wait it makes (a turn for the previous
- * turn's release, a barrier leave for its arrivals, a wait for its post)
- * is for an event that came earlier in the one order Valgrind ran the
- * program in, so no wait closes a cycle — short of what the recording
- * leaves out (rwlock readers that held one together, a mutex unlocked by
- * another thread than its locker). Each thread keeps the locks it holds
- * (MAX_HELD): a lock of one it holds is a recursive mutex taken again
- * (the recorder leaves those out; older recordings have them) and only
- * counts its depth, and an unlock of one it does not hold (taken before the
- * recording began) is left out. barrier meets `value` threads (0: all traced threads) in
- * a sense-reversing barrier whose sense is the parity of that object's
- * episode (MAX_BARRIERS objects per thread);
- * post adds 1 to the word at the address (an atomic fetch-and-add); wait
- * spins (loads with back-off) until it reaches `value` — or, for a join
- * (a wait for thread k's exit event, cxltrace_proto.h), until thread k is
- * known dead (trace_joins_of_dead), as a dead thread never exits; check
- * loads and compares, stopping the run on a difference.
+ * Locks. lock / unlock take the lock word at the mapped address. A lock
+ * record with a turn (version 3: every lock cxlsim-trace record writes) is
+ * taken in the recorded order: the thread waits until the lock's previous
+ * turns are done (cxs_kt_lock_turn), so the replay cannot invent an order
+ * the program could not have had (pigz's main thread joins its workers
+ * holding a mutex each of them took and released first: taken in any
+ * order, the replay can deadlock there). With trace.locks (the recording's
+ * locks.order, whose each turn is) a turn whose thread is dead after a CN
+ * failure is skipped; without it nothing is skipped. A lock record without
+ * a turn (versions 1 and 2, hand-made traces, or trace.fault = unordered)
+ * is the test-and-test-and-set lock, taken in whatever order threads reach
+ * it. With turns the replay cannot deadlock where the program did not:
+ * every wait it makes (a turn for the previous turn's release, a barrier
+ * leave for its arrivals, a wait for its post) is for an event that came
+ * earlier in the one order Valgrind ran the program in, so no wait closes
+ * a cycle — short of what the recording leaves out (rwlock readers that
+ * held one together, a mutex unlocked by another thread than its locker).
+ * Each thread keeps the locks it holds (MAX_HELD): a lock of one it holds
+ * is a recursive mutex taken again (the recorder leaves those out; older
+ * recordings have them) and only counts its depth, and an unlock of one it
+ * does not hold (taken before the recording began) is left out. The
+ * program's own stores to a lock word (see lock_word) are left out.
+ *
+ * Barriers and events. barrier meets `value` threads (0: all traced
+ * threads) in a sense-reversing barrier whose sense is the parity of that
+ * object's episode (MAX_BARRIERS objects per thread); post adds 1 to the
+ * word at the address (an atomic fetch-and-add); wait spins (loads with
+ * back-off) until it reaches `value` — or, for a join (a wait for thread
+ * k's exit event, cxltrace_proto.h), until thread k is known dead
+ * (trace_joins_of_dead), as a dead thread never exits; check loads and
+ * compares, stopping the run on a difference.
  *
  * Checks (trace.check, default on; with a page map): each sync object has a
  * checker word at the same offset in a mirror of its region. Acquiring a
