@@ -164,6 +164,30 @@ void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions);
 bool cxs_kt_lock(struct cxs_kt *kt, uint64_t addr);
 void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr);
 /*
+ * A lock whose acquisitions come in a given order (a replayed trace's: each
+ * acquisition has its turn, its index among the lock's acquisitions in the
+ * recording). The word's low 4 bytes are the holder's id + 1 (0: free), as
+ * cxs_kt_lock's; its high 4 bytes the turn now due, the acquisitions
+ * released so far. The caller, whose acquisition is `turn`, waits until its
+ * turn is due and the lock free, then takes it by a compare-and-swap of the
+ * low half; cxs_kt_unlock_turn releases it and makes turn + 1 due in one
+ * store. A lock is taken either always with turns or never.
+ *
+ * After a failure a dead thread's turns never come. A waiter that finds the
+ * due turn's owner (owner(ctx, due), UINT32_MAX: unknown) dead makes the
+ * next turn due by a compare-and-swap of the high half (so that of several
+ * waiters seeing it one skips it), and counts it in *skipped; the owner of a
+ * due turn whose holder died in its critical section takes the lock over
+ * and gets true, as from cxs_kt_lock. owner is asked only once a failure is
+ * known (failed_cns), so it costs nothing in a run without one; it may be
+ * NULL (no turn is ever skipped). A turn found already past stops the run
+ * (an order that skipped a live thread: a bug).
+ */
+typedef uint32_t cxs_kt_turn_owner_fn(const void *ctx, uint64_t turn);
+bool cxs_kt_lock_turn(struct cxs_kt *kt, uint64_t addr, uint32_t turn,
+		      cxs_kt_turn_owner_fn *owner, const void *ctx, uint64_t *skipped);
+void cxs_kt_unlock_turn(struct cxs_kt *kt, uint64_t addr, uint32_t turn);
+/*
  * A barrier of n threads at addr: 16 bytes (count word, then sense word),
  * zero-initialised, reusable. Each thread keeps its own sense (in its
  * context), so one barrier object serves any number of episodes. With up
@@ -302,6 +326,8 @@ const char *cxs_kt_error(const struct cxs_kt *kt);
 uint64_t cxs_kt_waived(const struct cxs_kt *kt, const char **first);
 /* The failed CNs the runtime knows of (bit per CN; 0: none). */
 uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt);
+/* Is thread t on a CN the runtime knows has failed? */
+bool cxs_kt_thread_dead(const struct cxs_kt *kt, uint32_t t);
 /* Locks this thread took over from dead holders. */
 uint64_t cxs_kt_takeovers(const struct cxs_kt *kt);
 /* Result counters: the i-th name and its value; NULL past the last. */

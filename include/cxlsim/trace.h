@@ -16,7 +16,8 @@
  *   rmw      atomic exchange (old value returned,  1,2,4,8   aligned     the new value; with the
  *            value stored; drains the store buffer)                      fadd flag, the addend
  *   fence    full fence (drains the store buffer)  0         0           0
- *   lock     lock acquire; spins until free        8         8-aligned   free (0 by default)
+ *   lock     lock acquire; spins until free        8         8-aligned   free (0 by default);
+ *                                                                        with flag turn, its turn (v3)
  *   unlock   lock release                          8         8-aligned   free (0 by default)
  *   barrier  barrier arrive and leave              8         8-aligned   participants (0: all)
  *   post     adds 1 to an event counter (release)  8         8-aligned   0            (v2)
@@ -54,7 +55,13 @@
  *              ends right whatever order the replay takes the lock in)
  *   bit 4      fadd: rmw only, an atomic fetch-and-add of value (x86 lock
  *              add/xadd/inc/dec) rather than an exchange
- *   bits 5..7  0
+ *   bit 5      turn (version 3): lock only, value is the acquisition's turn,
+ *              its index (from 0) among the recorded acquisitions of that
+ *              lock by all threads, in the order the program took them; a
+ *              replay takes the lock in that order (trace_program.c), and
+ *              the recording's DIR/locks.order says whose each turn is
+ *              (include/cxlsim/lock_order.h)
+ *   bits 6..7  0
  *
  * For ld, st, rmw and check the value must fit in size bytes. "Aligned" means
  * the address is a multiple of the size, so no access crosses a cache line.
@@ -77,7 +84,7 @@
  *
  * File header (CXS_TRACE_HEADER_BYTES = 40):
  *    0  u8[8] magic          "CXSTRACE"
- *    8  u16   version        CXS_TRACE_VERSION (2); readers also read version 1
+ *    8  u16   version        CXS_TRACE_VERSION (3); readers also read versions 1 and 2
  *   10  u16   header_bytes   40 (a later version may only grow the header)
  *   12  u32   flags          0; no flag is defined yet, readers reject any set bit
  *   16  u32   core_id
@@ -114,7 +121,10 @@
  * small gaps and dependency distances), and fixed records make every field
  * checkable on its own. Version 2 grew the record by the two dependency
  * fields and gave byte 2 to the flags; a reader of version 2 reads version 1
- * files as records without dataflow or placement.
+ * files as records without dataflow or placement. Version 3 has the same
+ * record and gives flag bit 5 (turn) a meaning; in a version 1 or 2 file the
+ * bit is refused, and their locks replay in whatever order the threads
+ * reach them.
  *
  * Trailer (CXS_TRACE_TRAILER_BYTES = 24), where the next block header would be:
  *    0  u32   end_marker     0 (a block's raw_bytes is never 0)
@@ -166,7 +176,7 @@
 #include <stdio.h>
 
 #define CXS_TRACE_MAGIC "CXSTRACE"
-#define CXS_TRACE_VERSION 2
+#define CXS_TRACE_VERSION 3
 #define CXS_TRACE_HEADER_BYTES 40
 #define CXS_TRACE_BLOCK_HEADER_BYTES 20
 #define CXS_TRACE_REC_BYTES 28
@@ -210,7 +220,8 @@ enum cxs_trace_where {
 #define CXS_TRACE_F_WHERE 0x07u
 #define CXS_TRACE_F_ADD 0x08u
 #define CXS_TRACE_F_FADD 0x10u
-#define CXS_TRACE_F_KNOWN 0x1fu
+#define CXS_TRACE_F_TURN 0x20u   /* version 3 */
+#define CXS_TRACE_F_KNOWN 0x3fu
 
 struct cxs_trace_rec {
 	uint64_t addr;
@@ -304,7 +315,7 @@ int cxs_trace_reader_next(struct cxs_trace_reader *r, struct cxs_trace_rec *out,
 void cxs_trace_reader_close(struct cxs_trace_reader *r);
 
 uint32_t cxs_trace_reader_core(const struct cxs_trace_reader *r);
-unsigned cxs_trace_reader_version(const struct cxs_trace_reader *r);  /* 1 or 2 */
+unsigned cxs_trace_reader_version(const struct cxs_trace_reader *r);  /* 1, 2 or 3 */
 uint64_t cxs_trace_reader_count(const struct cxs_trace_reader *r);  /* from the header */
 
 /* -------------------------------------------------------------- text form */
@@ -321,7 +332,7 @@ uint64_t cxs_trace_reader_count(const struct cxs_trace_reader *r);  /* from the 
  * and after the required fields, in any order, the version 2 fields:
  *   adep=N vdep=N          addr_dep and value_dep (producers back)
  *   where=heap|stack|global|other
- *   add fadd               the flags
+ *   add fadd turn          the flags (turn: a lock whose VALUE is its turn)
  *
  * Numbers are decimal or 0x-prefixed hexadecimal. The optional fields are
  * positional (first VALUE, then GAP), and "gap=N" may stand anywhere after

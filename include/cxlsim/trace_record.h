@@ -6,10 +6,11 @@
  * (src/vgtool/cxltrace.c), reads the tool's stream from a pipe
  * (src/vgtool/cxltrace_proto.h) and writes, in DIR:
  *
- *   core<N>.trace   one trace per thread of the program (trace.h, version 2),
+ *   core<N>.trace   one trace per thread of the program (trace.h, version 3),
  *                   N = 0 for the thread that starts the region of interest,
  *                   then in order of creation
  *   pages.map       every page touched, by whom and where (page_map.h)
+ *   locks.order     whose each lock's turns were (lock_order.h)
  *   trace.ini       the [workload] and [trace] keys that replay it:
  *                   cxlsim MACHINE.ini DIR/trace.ini
  *
@@ -46,6 +47,7 @@ struct cxs_trace_record_stats {
 	uint64_t by_op[CXS_TRACE_OP_MAX + 1];
 	uint64_t with_addr_dep, with_value_dep;
 	uint64_t pages, shared_pages;
+	uint64_t lock_turns;                   /* recorded lock acquisitions (turns) */
 	uint64_t trace_bytes;                  /* all trace files */
 	int status;       /* the program's exit status, or 128 + signal */
 };

@@ -235,8 +235,9 @@ static int run_record(int argc, char **argv)
 	       st.by_op[CXS_TRACE_LOCK] + st.by_op[CXS_TRACE_UNLOCK] + st.by_op[CXS_TRACE_BARRIER] +
 	       st.by_op[CXS_TRACE_POST] + st.by_op[CXS_TRACE_WAIT], st.instructions, st.trace_bytes);
 	printf("  %" PRIu64 " records with an address dependency, %" PRIu64 " with a value"
-	       " dependency; %" PRIu64 " pages, %" PRIu64 " touched by more than one thread\n",
-	       st.with_addr_dep, st.with_value_dep, st.pages, st.shared_pages);
+	       " dependency; %" PRIu64 " pages, %" PRIu64 " touched by more than one thread; %"
+	       PRIu64 " lock acquisitions in order\n",
+	       st.with_addr_dep, st.with_value_dep, st.pages, st.shared_pages, st.lock_turns);
 	printf("  replay: cxlsim MACHINE.ini %s/trace.ini\n", o.out_dir);
 	if (st.status != 0)
 		printf("  the program exited with status %d\n", st.status);

@@ -61,7 +61,9 @@
  * wrapped call nothing is recorded and its instructions are not counted:
  * the library's lock-word CAS and futex bookkeeping are implementation, and
  * the replay puts its own lock in their place. A mutex gives lock/unlock
- * records on its address; a barrier wait a barrier record with the count
+ * records on its address, only for its outermost acquisition (a recursive
+ * mutex taken again is no hand-over), each lock with its turn in the lock's
+ * global order of acquisitions ("Locks" below); a barrier wait a barrier record with the count
  * from its init; a condition wait an unlock and, on return, a lock of its
  * mutex (a release and an acquire point); pthread_create a post of the new
  * thread's start word, which the new thread waits for first; a thread's
@@ -105,6 +107,7 @@
 #include "pub_tool_aspacemgr.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_guest.h"
+#include "pub_tool_hashtable.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
@@ -128,6 +131,7 @@ enum { OP_LD = 1, OP_ST = 2, OP_RMW = 3, OP_FENCE = 4, OP_LOCK = 5, OP_UNLOCK = 
 enum { W_UNKNOWN = 0, W_HEAP = 1, W_STACK = 2, W_GLOBAL = 3, W_OTHER = 4 };
 #define F_ADD 0x08
 #define F_FADD 0x10
+#define F_TURN 0x20
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -138,6 +142,12 @@ static const HChar *clo_fork = "parent";  /* parent | child: who records after a
 
 /* ---- per-thread state --------------------------------------------------------- */
 
+/* A lock a thread holds: how often it took it (recursive mutexes) without releasing. */
+struct held {
+	Addr a;
+	UInt depth;
+};
+
 typedef struct {
 	Bool exists;
 	Int num;            /* trace thread number; -1 until numbered */
@@ -147,6 +157,8 @@ typedef struct {
 	UInt nbuf;
 	struct cxt_rec *buf;
 	Int last_child;     /* number of the thread it created last */
+	struct held *held;  /* the locks it holds (recorded acquisitions), nheld of caph */
+	UInt nheld, caph;
 } Thr;
 
 static Thr *thr;                 /* VG_N_THREADS */
@@ -355,17 +367,23 @@ static ULong put_access(UInt op, Addr a, UInt size, ULong value, UInt flags, ULo
 	return id;
 }
 
-/* A synchronisation record of the running thread (also inside a wrapped call). */
-static void put_sync(UInt op, Addr a, ULong value)
+/* Does the running thread make records (also inside a wrapped call)? */
+static Bool sync_rec(void)
 {
-	if (!g_roi || g_dead || cur == NULL || cur->num < 0)
+	return g_roi && !g_dead && cur != NULL && cur->num >= 0;
+}
+
+/* A synchronisation record of the running thread (also inside a wrapped call). */
+static void put_sync_flags(UInt op, Addr a, ULong value, UInt flags)
+{
+	if (!sync_rec())
 		return;
 	struct cxt_rec r = {0};
 	r.op = (UChar)op;
 	r.size = 8;
 	r.addr = a & ~7ull;
 	r.value = value;
-	r.flags = (UChar)where_of(a);
+	r.flags = (UChar)(where_of(a) | flags);
 	if (cur->sync_depth > 0) {
 		r.gap = clamp_gap(cur->saved_gap);
 		cur->saved_gap = 0;
@@ -374,6 +392,80 @@ static void put_sync(UInt op, Addr a, ULong value)
 		g_gap = 0;
 	}
 	append(cur, &r);
+}
+
+static void put_sync(UInt op, Addr a, ULong value)
+{
+	put_sync_flags(op, a, value, 0);
+}
+
+/*
+ * Locks: recursion and the order of acquisitions.
+ *
+ * A recursive mutex is locked again by the thread that holds it; only the
+ * outermost lock and the matching last unlock are a hand-over between
+ * threads, so only they are recorded (each thread keeps the locks it holds
+ * with their depth). An unlock of a lock the thread does not hold by a
+ * recorded lock (taken before the region of interest) is not recorded
+ * either: its acquisition is not in the trace.
+ *
+ * Every recorded lock carries its turn, its index among all recorded
+ * acquisitions of that lock (flag turn, value = turn): Valgrind runs one
+ * thread at a time, so the order the tool sees is one the program really
+ * took, and the replay takes each lock in that order (a thread's k-th
+ * acquisition waits for its turn), so it cannot invent an order the program
+ * could not have had (pigz: main joins its workers holding a mutex each of
+ * them took and released first). The recorder collects the turns of each
+ * lock into DIR/locks.order (include/cxlsim/lock_order.h).
+ */
+typedef struct {
+	VgHashNode node; /* key: the lock's address (8-aligned) */
+	ULong turns;     /* acquisitions recorded so far */
+} LockTurns;
+
+static VgHashTable *lock_turns;
+
+static struct held *held_find(Thr *t, Addr a)
+{
+	for (UInt i = t->nheld; i-- > 0;)
+		if (t->held[i].a == a)
+			return &t->held[i];
+	return NULL;
+}
+
+static void on_lock(Thr *t, Addr obj)
+{
+	Addr a = obj & ~7ull;
+	if (!sync_rec())
+		return;
+	struct held *h = held_find(t, a);
+	if (h != NULL) {
+		h->depth++;
+		return;
+	}
+	if (t->nheld == t->caph) {
+		t->caph = t->caph ? 2 * t->caph : 8;
+		t->held = VG_(realloc)("cxltrace.held", t->held, t->caph * sizeof *t->held);
+	}
+	t->held[t->nheld++] = (struct held){a, 1};
+	LockTurns *l = VG_(HT_lookup)(lock_turns, a);
+	if (l == NULL) {
+		l = VG_(malloc)("cxltrace.lockturns", sizeof *l);
+		l->node.key = a;
+		l->turns = 0;
+		VG_(HT_add_node)(lock_turns, l);
+	}
+	put_sync_flags(OP_LOCK, a, l->turns++, F_TURN);
+}
+
+static void on_unlock(Thr *t, Addr obj)
+{
+	Addr a = obj & ~7ull;
+	struct held *h = sync_rec() ? held_find(t, a) : NULL;
+	if (h == NULL || --h->depth > 0)
+		return;
+	*h = t->held[--t->nheld];
+	put_sync(OP_UNLOCK, a, 0);
 }
 
 /* ---- helpers called from generated code ------------------------------------------------ */
@@ -1129,8 +1221,12 @@ static void on_thread_create(ThreadId parent, ThreadId child)
 	if (parent == VG_INVALID_THREADID && c->exists)
 		return; /* the main thread, set up (and maybe numbered) by post_clo_init */
 	struct cxt_rec *buf = c->buf;
+	struct held *held = c->held;
+	UInt caph = c->caph;
 	VG_(memset)(c, 0, sizeof *c);
 	c->buf = buf;
+	c->held = held;
+	c->caph = caph;
 	c->exists = True;
 	c->num = -1;
 	c->last_child = -1;
@@ -1281,11 +1377,11 @@ static Bool client_request(ThreadId tid, UWord *args, UWord *ret)
 	 * dl_load_lock through pthread_mutex_lock inside). */
 	case CXLTRACE_REQ_LOCK:
 		if (t->sync_depth <= 1)
-			put_sync(OP_LOCK, args[1], 0);
+			on_lock(t, args[1]);
 		break;
 	case CXLTRACE_REQ_UNLOCK:
 		if (t->sync_depth <= 1)
-			put_sync(OP_UNLOCK, args[1], 0);
+			on_unlock(t, args[1]);
 		break;
 	case CXLTRACE_REQ_BARRIER_INIT:
 		if (nbmap == capbmap) {
@@ -1400,6 +1496,7 @@ static void post_clo_init(void)
 		thr[i].last_child = -1;
 	}
 	thr[1].exists = True; /* the main thread, which nobody creates */
+	lock_turns = VG_(HT_construct)("cxltrace.lock_turns");
 	if (VG_(strcmp)(clo_roi, "start") == 0 && clo_roi_start == NULL) {
 		switch_to(1);
 		roi_begin();

@@ -446,6 +446,51 @@ void cxs_kt_unlock(struct cxs_kt *kt, uint64_t addr)
 	cxs_kt_store(kt, addr, 8, 0); /* a release: TSO keeps it after the critical section */
 }
 
+/*
+ * The word is (due turn << 32 | holder + 1). Only the owner of the due turn
+ * sets the low half, and its release sets both halves in one store, so a
+ * nonzero holder is always the due turn's owner: a skip leaves a dead
+ * holder's id in place for the next turn's owner to take over from.
+ */
+bool cxs_kt_lock_turn(struct cxs_kt *kt, uint64_t addr, uint32_t turn,
+		      cxs_kt_turn_owner_fn *owner, const void *ctx, uint64_t *skipped)
+{
+	uint32_t backoff = BACKOFF_MIN;
+	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_LOCK, .addr = addr,
+					.holder = UINT32_MAX};
+	for (;;) {
+		uint64_t v = cxs_kt_load(kt, addr, 8);
+		uint32_t due = (uint32_t)(v >> 32), h = (uint32_t)v;
+		if (due == turn && (h == 0 || thread_dead(kt, h - 1))) {
+			if (cxs_kt_cas(kt, addr, 4, h, kt->p.id + 1) == h) {
+				kt->wait.kind = CXS_KT_NO_WAIT;
+				kt->takeovers += h != 0;
+				return h != 0;
+			}
+			continue;
+		}
+		if (due > turn)
+			cxs_kt_fail(kt, "lock %#" PRIx64 ": thread %u's turn %" PRIu32 " is past (turn %"
+				    PRIu32 " is due): a live thread's turn was skipped", addr, kt->p.id,
+				    turn, due);
+		if (due < turn) {
+			uint32_t o = owner && failed_view(kt) ? owner(ctx, due) : UINT32_MAX;
+			kt->wait.holder = h ? h - 1 : o;
+			if (o != UINT32_MAX && thread_dead(kt, o)) {
+				if (cxs_kt_cas(kt, addr + 4, 4, due, due + 1) == due && skipped)
+					++*skipped;
+				continue;
+			}
+		}
+		spin_wait(kt, &backoff);
+	}
+}
+
+void cxs_kt_unlock_turn(struct cxs_kt *kt, uint64_t addr, uint32_t turn)
+{
+	cxs_kt_store(kt, addr, 8, (uint64_t)(turn + 1) << 32);
+}
+
 /* The mask of dead threads among 0 .. n-1 (n <= 64). */
 static uint64_t dead_threads(const struct cxs_kt *kt, uint32_t n)
 {
@@ -581,6 +626,11 @@ uint64_t cxs_kt_waived(const struct cxs_kt *kt, const char **first)
 uint64_t cxs_kt_failed_cns(const struct cxs_kt *kt)
 {
 	return failed_view(kt);
+}
+
+bool cxs_kt_thread_dead(const struct cxs_kt *kt, uint32_t t)
+{
+	return thread_dead(kt, t);
 }
 
 uint64_t cxs_kt_takeovers(const struct cxs_kt *kt)

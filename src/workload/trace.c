@@ -29,7 +29,8 @@
  * file is bounded before use: raw_bytes by block_records times the record
  * size, comp_bytes by compressBound of that, so a damaged size never drives
  * an allocation. Version 1 files (24-byte records) are read as version 2
- * records without flags or dependencies; the writer writes only version 2.
+ * records without flags or dependencies, version 2 files as version 3
+ * records without the turn flag; the writer writes only version 3.
  *
  * Invariants of struct cxs_trace_reader while state == RD_OK:
  *   pos <= nraw <= block_records;
@@ -211,7 +212,7 @@ static void encode_rec(uint8_t *p, const struct cxs_trace_rec *r)
 
 /*
  * Decodes a record of the given version. Returns the bytes that must be 0
- * (version 1: bytes 2..3; version 2: byte 3) for the caller to check.
+ * (version 1: bytes 2..3; versions 2 and 3: byte 3) for the caller to check.
  */
 static unsigned decode_rec(const uint8_t *p, unsigned version, struct cxs_trace_rec *r)
 {
@@ -303,6 +304,10 @@ static int check_v2_fields(const struct cxs_trace_rec *r, char *why, size_t whyl
 	}
 	if ((r->flags & CXS_TRACE_F_FADD) && r->op != CXS_TRACE_RMW) {
 		cxs_set_err(why, whylen, "fadd: only an rmw is a fetch-and-add");
+		return -1;
+	}
+	if ((r->flags & CXS_TRACE_F_TURN) && r->op != CXS_TRACE_LOCK) {
+		cxs_set_err(why, whylen, "turn: only a lock has a turn");
 		return -1;
 	}
 	return 0;
@@ -635,7 +640,7 @@ struct cxs_trace_reader {
 	uLong raw_cap, comp_cap;
 	uint32_t core_id;
 	uint32_t block_records;
-	unsigned version;        /* 1 or 2 */
+	unsigned version;        /* 1, 2 or 3 */
 	unsigned rec_bytes;      /* CXS_TRACE_REC_BYTES or, for version 1, _V1 */
 	uint64_t hdr_count;      /* record count from the file header */
 	uint64_t off;            /* file offset of the next unread byte */
@@ -888,9 +893,9 @@ struct cxs_trace_reader *cxs_trace_reader_open(const char *path, char *err, size
 		goto fail;
 	}
 	version = get_le16(h.version);
-	if (version != 1 && version != CXS_TRACE_VERSION) {
+	if (version < 1 || version > CXS_TRACE_VERSION) {
 		reader_fail(r, "%s: unsupported format version %u at byte 8 (this build reads"
-			    " versions 1 and %d)", path, version, CXS_TRACE_VERSION);
+			    " versions 1 to %d)", path, version, CXS_TRACE_VERSION);
 		goto fail;
 	}
 	r->version = version;
@@ -966,7 +971,11 @@ int cxs_trace_reader_next(struct cxs_trace_reader *r, struct cxs_trace_rec *out,
 	else if (r->version == 1 && out->op > CXS_TRACE_OP_MAX_V1)
 		snprintf(why, sizeof why, "op: %u is not a version 1 op (1..%d)", (unsigned)out->op,
 			 CXS_TRACE_OP_MAX_V1);
+	else if (r->version == 2 && (out->flags & CXS_TRACE_F_TURN))
+		snprintf(why, sizeof why, "flags: unknown bits 0x%02x (turn is version 3's)",
+			 (unsigned)CXS_TRACE_F_TURN);
 	if (reserved != 0 || (r->version == 1 && out->op > CXS_TRACE_OP_MAX_V1) ||
+	    (r->version == 2 && (out->flags & CXS_TRACE_F_TURN)) ||
 	    cxs_trace_rec_check(out, why, sizeof why) < 0) {
 		reader_fail(r, "%s: block %" PRIu32 " at byte %" PRIu64 ", record %" PRIu64 ": %s",
 			    r->path, r->block_no, r->block_off, r->handed + 1, why);
@@ -1103,7 +1112,7 @@ static int keyed_number(const struct field *g, const char *name, uint64_t max, u
 	return 1;
 }
 
-/* adep=N, vdep=N, where=NAME, add, fadd: 1 if g is one (applied to r), 0 if not, -1 bad. */
+/* adep=N, vdep=N, where=NAME, add, fadd, turn: 1 if g is one (applied to r), 0 if not, -1 bad. */
 static int parse_v2_field(const struct field *g, struct cxs_trace_rec *r, char *why,
 			  size_t whylen)
 {
@@ -1118,8 +1127,9 @@ static int parse_v2_field(const struct field *g, struct cxs_trace_rec *r, char *
 		r->value_dep = (uint16_t)v;
 		return k;
 	}
-	if (field_is(g, "add") || field_is(g, "fadd")) {
-		r->flags |= field_is(g, "add") ? CXS_TRACE_F_ADD : CXS_TRACE_F_FADD;
+	if (field_is(g, "add") || field_is(g, "fadd") || field_is(g, "turn")) {
+		r->flags |= field_is(g, "add") ? CXS_TRACE_F_ADD :
+			    field_is(g, "fadd") ? CXS_TRACE_F_FADD : CXS_TRACE_F_TURN;
 		return 1;
 	}
 	if (g->len > 6 && memcmp(g->s, "where=", 6) == 0) {
@@ -1242,7 +1252,7 @@ void cxs_trace_format_text(const struct cxs_trace_rec *r, char *buf, size_t len)
 {
 	/*
 	 * At most "barrier 0x<16> 0x<16> gap=<10> adep=65535 vdep=65535
-	 * where=unknown add fadd": 112 characters.
+	 * where=unknown add fadd turn": 117 characters.
 	 */
 	char size_s[8] = "", addr_s[24] = "", value_s[24] = "", gap_s[16] = "", v2_s[64] = "";
 	unsigned where = r->flags & CXS_TRACE_F_WHERE;
@@ -1260,10 +1270,11 @@ void cxs_trace_format_text(const struct cxs_trace_rec *r, char *buf, size_t len)
 		snprintf(value_s, sizeof value_s, " 0x%" PRIx64, r->value);
 	if (r->gap != 0)
 		snprintf(gap_s, sizeof gap_s, " gap=%" PRIu32, r->gap);
-	snprintf(v2_s, sizeof v2_s, "%s%.0u%s%.0u%s%s%s%s", r->addr_dep ? " adep=" : "",
+	snprintf(v2_s, sizeof v2_s, "%s%.0u%s%.0u%s%s%s%s%s", r->addr_dep ? " adep=" : "",
 		 (unsigned)r->addr_dep, r->value_dep ? " vdep=" : "", (unsigned)r->value_dep,
 		 where ? " where=" : "", where <= CXS_TRACE_WHERE_MAX && where ? where_names[where] : "",
-		 r->flags & CXS_TRACE_F_ADD ? " add" : "", r->flags & CXS_TRACE_F_FADD ? " fadd" : "");
+		 r->flags & CXS_TRACE_F_ADD ? " add" : "", r->flags & CXS_TRACE_F_FADD ? " fadd" : "",
+		 r->flags & CXS_TRACE_F_TURN ? " turn" : "");
 	snprintf(buf, len, "%s%s%s%s%s%s", name, size_s, addr_s, value_s, gap_s, v2_s);
 }
 

@@ -50,12 +50,36 @@
  * handles back) is already satisfied: it has retired. With dataflow off,
  * every load is one nobody waits for and every value is the traced one.
  *
- * Synchronisation: lock / unlock are the test-and-test-and-set lock on the
- * mapped address; barrier meets `value` threads (0: all traced threads) in
- * a sense-reversing barrier whose sense is the parity of that object's
- * episode (MAX_BARRIERS objects per thread);
- * post adds 1 to the word at the address (an atomic fetch-and-add); wait
- * spins (loads with back-off) until it reaches `value`; check loads and
+ * Locks. lock / unlock take the lock word at the mapped address. A lock
+ * record with a turn (version 3: every lock cxlsim-trace record writes) is
+ * taken in the recorded order: the thread waits until the lock's previous
+ * turns are done (cxs_kt_lock_turn), so the replay cannot invent an order
+ * the program could not have had (pigz's main thread joins its workers
+ * holding a mutex each of them took and released first: taken in any
+ * order, the replay can deadlock there). With trace.locks (the recording's
+ * locks.order, whose each turn is) a turn whose thread is dead after a CN
+ * failure is skipped; without it nothing is skipped. A lock record without
+ * a turn (versions 1 and 2, hand-made traces, or trace.fault = unordered)
+ * is the test-and-test-and-set lock, taken in whatever order threads reach
+ * it. With turns the replay cannot deadlock where the program did not:
+ * every wait it makes (a turn for the previous turn's release, a barrier
+ * leave for its arrivals, a wait for its post) is for an event that came
+ * earlier in the one order Valgrind ran the program in, so no wait closes
+ * a cycle — short of what the recording leaves out (rwlock readers that
+ * held one together, a mutex unlocked by another thread than its locker).
+ * Each thread keeps the locks it holds (MAX_HELD): a lock of one it holds
+ * is a recursive mutex taken again (the recorder leaves those out; older
+ * recordings have them) and only counts its depth, and an unlock of one it
+ * does not hold (taken before the recording began) is left out. The
+ * program's own stores to a lock word (see lock_word) are left out.
+ *
+ * Barriers and events. barrier meets `value` threads (0: all traced
+ * threads) in a sense-reversing barrier whose sense is the parity of that
+ * object's episode (MAX_BARRIERS objects per thread); post adds 1 to the
+ * word at the address (an atomic fetch-and-add); wait spins (loads with
+ * back-off) until it reaches `value` — or, for a join (a wait for thread
+ * k's exit event, cxltrace_proto.h), until thread k is known dead
+ * (trace_joins_of_dead), as a dead thread never exits; check loads and
  * compares, stopping the run on a difference.
  *
  * Checks (trace.check, default on; with a page map): each sync object has a
@@ -69,7 +93,9 @@
  * trace.check = false. trace.fault = skip_locks | skip_barriers replays
  * without the locks or barriers themselves, to show the checks failing.
  */
+#include "cxlsim/cxltrace_proto.h"
 #include "cxlsim/kthread.h"
+#include "cxlsim/lock_order.h"
 #include "cxlsim/page_map.h"
 #include "cxlsim/trace.h"
 
@@ -84,10 +110,11 @@
 #define PAGE_BYTES (UINT64_C(1) << CXS_PAGE_SHIFT)
 #define RING 256          /* producers remembered; > CXS_KT_MAX_INFLIGHT */
 #define MAX_BARRIERS 256  /* distinct barriers per thread (checker episodes) */
+#define MAX_HELD 64       /* locks one thread holds at once */
 
 enum { PL_PAPER = 0, PL_CXL, PL_LOCAL, PL_WEIGHTED };
 enum { SH_TOUCHED = 0, SH_HEAP };
-enum { FAULT_NONE = 0, FAULT_SKIP_LOCKS, FAULT_SKIP_BARRIERS };
+enum { FAULT_NONE = 0, FAULT_SKIP_LOCKS, FAULT_SKIP_BARRIERS, FAULT_UNORDERED };
 /* A page's tier: its thread's local memory, CXL memory, or the CN's local memory (shared). */
 enum { TIER_LOCAL = 0, TIER_CXL = 1, TIER_LOCAL_SHARED = 2 };
 
@@ -99,7 +126,8 @@ const struct cxs_cfg_key cxs_trace_replay_keys[] = {
 	{"trace", "cxl_fraction", CXS_CFG_DOUBLE, "0.5", "trace.placement = weighted: the share of pages in CXL memory.", NULL, 0, 1},
 	{"trace", "dataflow", CXS_CFG_BOOL, "true", "Loads and stores wait in the core for the load their address comes from, and `add` stores recompute their value (false: every load independent, every value as traced).", NULL, 0, 0},
 	{"trace", "check", CXS_CFG_BOOL, "true", "With a map: check mutual exclusion at every lock and barrier order at every barrier through checker words (two atomics per critical section: set false for timing runs).", NULL, 0, 0},
-	{"trace", "fault", CXS_CFG_ENUM, "none", "Fault injection for the checks: skip_locks or skip_barriers replays without them.", "none|skip_locks|skip_barriers", 0, 0},
+	{"trace", "locks", CXS_CFG_STRING, "", "The lock order of a recording (cxlsim-trace record writes DIR/locks.order): whose each lock's turns are, so that after a CN failure the dead threads' turns are skipped; empty: locks are still taken in their recorded turns, none is skipped.", NULL, 0, 0},
+	{"trace", "fault", CXS_CFG_ENUM, "none", "Fault injection for the checks: skip_locks or skip_barriers replays without them; unordered takes locks in any order, ignoring their recorded turns.", "none|skip_locks|skip_barriers|unordered", 0, 0},
 };
 const size_t cxs_trace_replay_nkeys = sizeof cxs_trace_replay_keys / sizeof cxs_trace_replay_keys[0];
 const struct cxs_key_table cxs_trace_replay_key_table = CXS_KEY_TABLE(cxs_trace_replay_keys);
@@ -107,8 +135,11 @@ const struct cxs_key_table cxs_trace_replay_key_table = CXS_KEY_TABLE(cxs_trace_
 struct trace_info {
 	char *pattern;
 	char *map_path;
+	char *locks_path;
 	struct cxs_page_map map;
 	bool have_map;
+	struct cxs_lock_order order;
+	bool have_order;
 	uint32_t threads;           /* threads that replay a trace */
 	unsigned placement, shared, fault;
 	double cxl_fraction;
@@ -126,7 +157,9 @@ static void info_free(void *p)
 		return;
 	free(ti->pattern);
 	free(ti->map_path);
+	free(ti->locks_path);
 	cxs_page_map_free(&ti->map);
+	cxs_lock_order_free(&ti->order);
 	free(ti);
 }
 
@@ -135,7 +168,8 @@ static int trace_configure(const struct cxs_config *cfg, struct cxs_kimage *img,
 {
 	struct trace_info *ti = calloc(1, sizeof *ti);
 	if (!ti || !(ti->pattern = strdup(cxs_config_str(cfg, "workload", "trace"))) ||
-	    !(ti->map_path = strdup(cxs_config_str(cfg, "trace", "map")))) {
+	    !(ti->map_path = strdup(cxs_config_str(cfg, "trace", "map"))) ||
+	    !(ti->locks_path = strdup(cxs_config_str(cfg, "trace", "locks")))) {
 		info_free(ti);
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -252,6 +286,20 @@ static int build_trace(struct cxs_kimage *img, char *err, size_t errlen)
 	}
 	if (ti->threads == 0)
 		ti->threads = img->nthreads;
+	if (ti->locks_path[0]) {
+		char why[CXS_TRACE_ERR_MAX];
+		if (cxs_lock_order_read(ti->locks_path, &ti->order, why, sizeof why) != 0) {
+			snprintf(err, errlen, "trace.locks: %s", why);
+			return -1;
+		}
+		ti->have_order = true;
+		if (ti->order.threads < ti->threads) {
+			snprintf(err, errlen, "trace.locks: %s: the lock order is of a recording of %"
+				 PRIu32 " threads; %" PRIu32 " replay (another recording's?)",
+				 ti->locks_path, ti->order.threads, ti->threads);
+			return -1;
+		}
+	}
 	bool per_core = strstr(ti->pattern, "%u") != NULL;
 	for (uint32_t t = 0; t < ti->threads; t++) {
 		char path[1024], why[CXS_TRACE_ERR_MAX];
@@ -307,11 +355,20 @@ struct prod {
 	uint64_t value;   /* its replayed value, when h == CXS_KT_NO_DEP */
 };
 
+/* A lock a thread holds. */
+struct held_lock {
+	uint64_t addr;   /* traced */
+	uint32_t depth;  /* times taken (a recursive mutex: more than once) */
+	uint32_t turn;   /* the turn it was taken at */
+	bool ordered;    /* ... with cxs_kt_lock_turn */
+};
+
 struct replay {
 	struct cxs_kt *kt;
 	const struct trace_info *ti;
 	uint32_t id;
 	uint64_t last_page, last_base; /* one-entry cache of the page map */
+	bool last_sync;                /* ... the page holds a lock word */
 	uint64_t local_shared_base;
 	bool local_shared_ok;          /* ... checked: every thread on one CN */
 	struct prod ring[RING];
@@ -320,8 +377,23 @@ struct replay {
 		uint64_t addr, episodes;
 	} bar[MAX_BARRIERS];
 	uint32_t nbar;
+	struct held_lock held[MAX_HELD];
+	uint32_t nheld;
 	uint64_t nrec;
 };
+
+/* Whose turn `turn` of the lock is (cxs_kt_turn_owner_fn; ctx: struct turn_ctx). */
+struct turn_ctx {
+	const struct trace_info *ti;
+	uint64_t addr;  /* traced */
+};
+
+static uint32_t turn_owner(const void *ctx, uint64_t turn)
+{
+	const struct turn_ctx *c = ctx;
+	const struct cxs_lock_ent *e = cxs_lock_order_find(&c->ti->order, c->addr);
+	return e ? cxs_lock_order_owner(&c->ti->order, e, turn) : UINT32_MAX;
+}
 
 static uint64_t fold(struct cxs_kt *kt, uint64_t addr)
 {
@@ -331,11 +403,16 @@ static uint64_t fold(struct cxs_kt *kt, uint64_t addr)
 	return cxs_kt_private(kt) + addr % img->private_bytes;
 }
 
-/* The simulated address of traced address a; *mirror its checker word's. */
-static uint64_t map_addr(struct replay *x, uint64_t a, uint64_t *mirror)
+/*
+ * The simulated address of traced address a; *mirror its checker word's;
+ * *sync (may be NULL) whether a's page holds a synchronisation word.
+ */
+static uint64_t map_addr(struct replay *x, uint64_t a, uint64_t *mirror, bool *sync)
 {
 	const struct trace_info *ti = x->ti;
 	uint64_t page = a >> CXS_PAGE_SHIFT;
+	if (sync)
+		*sync = false;
 	if (!ti->have_map) {
 		*mirror = 0;
 		return fold(x->kt, a);
@@ -345,6 +422,8 @@ static uint64_t map_addr(struct replay *x, uint64_t a, uint64_t *mirror)
 		cxs_kt_fail(x->kt, "thread %u, record %" PRIu64 ": page 0x%" PRIx64 " is not in %s"
 			    " (a page map from another recording?)", x->id, x->nrec, page,
 			    ti->map_path);
+	if (sync)
+		*sync = (e->flags & CXS_PAGE_SYNC) != 0;
 	uint64_t base, mirror_off;
 	if (e->tier == TIER_CXL) {
 		base = cxs_kt_shared(x->kt) + (uint64_t)e->slot * PAGE_BYTES;
@@ -374,10 +453,26 @@ static uint64_t addr_of(struct replay *x, uint64_t a)
 	uint64_t page = a >> CXS_PAGE_SHIFT, m;
 	if (page == x->last_page)
 		return x->last_base + (a & (PAGE_BYTES - 1));
-	uint64_t s = map_addr(x, a, &m);
+	uint64_t s = map_addr(x, a, &m, &x->last_sync);
 	x->last_page = page;
 	x->last_base = s - (a & (PAGE_BYTES - 1));
 	return s;
+}
+
+/*
+ * Is the 8-byte word at traced address a a lock word (call after addr_of(a))?
+ * The program's own stores there are left out: a mutex's first bytes are
+ * the replay's lock word (its due turn and holder), and a store of the
+ * program's — memory reused after the mutex was freed, a zeroing before it
+ * is initialised again — would set its turn to whatever was stored (sqlite
+ * zeroes and reuses a heap mutex: its thread then waited for ever for a
+ * turn the store had erased). The library's own accesses to its mutexes
+ * are left out by the recorder in the same way.
+ */
+static bool lock_word(const struct replay *x, uint64_t a)
+{
+	return x->last_sync && x->ti->have_order &&
+	       cxs_lock_order_find(&x->ti->order, a & ~UINT64_C(7)) != NULL;
 }
 
 /* The producer k back, or NULL. */
@@ -433,21 +528,69 @@ static int add_value(struct replay *x, const struct cxs_trace_rec *r, uint64_t *
 	return 2;
 }
 
-static void spin_until(struct cxs_kt *kt, uint64_t a, uint64_t want)
+/* The thread whose exit event traced address a is (a join), or UINT32_MAX. */
+static uint32_t exit_of(uint64_t a)
+{
+	if (a < CXT_SYNC_BASE || (a - CXT_SYNC_BASE) % 128 != 64 ||
+	    (a - CXT_SYNC_BASE) / 128 >= UINT32_MAX)
+		return UINT32_MAX;
+	return (uint32_t)((a - CXT_SYNC_BASE) / 128);
+}
+
+/* Waits until the word at a reaches want, or (poster != UINT32_MAX) thread poster is dead. */
+static void spin_until(struct cxs_kt *kt, uint64_t a, uint64_t want, uint32_t poster)
 {
 	uint32_t backoff = 16;
 	while (cxs_kt_load(kt, a, 8) < want) {
+		if (poster != UINT32_MAX && cxs_kt_thread_dead(kt, poster)) {
+			cxs_kt_result(kt, "trace_joins_of_dead", 1);
+			return;
+		}
 		cxs_kt_compute(kt, backoff);
 		if (backoff < 1024)
 			backoff *= 2;
 	}
 }
 
+/* Index of the held entry of traced lock addr, or nheld. */
+static uint32_t held_find(const struct replay *x, uint64_t addr)
+{
+	uint32_t i = 0;
+	while (i < x->nheld && x->held[i].addr != addr)
+		i++;
+	return i;
+}
+
 static void do_lock(struct replay *x, const struct cxs_trace_rec *r)
 {
-	uint64_t m, a = map_addr(x, r->addr, &m);
-	if (x->ti->fault != FAULT_SKIP_LOCKS)
-		cxs_kt_lock(x->kt, a);
+	uint32_t i = held_find(x, r->addr);
+	if (i < x->nheld) { /* a recursive mutex taken again: no hand-over */
+		x->held[i].depth++;
+		cxs_kt_result(x->kt, "trace_recursive_locks", 1);
+		return;
+	}
+	if (x->nheld == MAX_HELD)
+		cxs_kt_fail(x->kt, "thread %u, record %" PRIu64 ": more than %d locks held at once",
+			    x->id, x->nrec, MAX_HELD);
+	bool ordered = (r->flags & CXS_TRACE_F_TURN) && x->ti->fault != FAULT_UNORDERED;
+	if (ordered && r->value >= UINT32_MAX)
+		cxs_kt_fail(x->kt, "thread %u, record %" PRIu64 ": lock 0x%" PRIx64 " turn %" PRIu64
+			    " (at most 2^32 - 2)", x->id, x->nrec, r->addr, r->value);
+	x->held[x->nheld++] = (struct held_lock){.addr = r->addr, .depth = 1,
+						   .turn = (uint32_t)r->value, .ordered = ordered};
+	uint64_t m, a = map_addr(x, r->addr, &m, NULL);
+	if (x->ti->fault != FAULT_SKIP_LOCKS) {
+		if (ordered) {
+			struct turn_ctx c = {x->ti, r->addr};
+			uint64_t skipped = 0;
+			cxs_kt_lock_turn(x->kt, a, (uint32_t)r->value,
+					 x->ti->have_order ? turn_owner : NULL, &c, &skipped);
+			if (skipped)
+				cxs_kt_result(x->kt, "trace_turns_skipped", skipped);
+		} else {
+			cxs_kt_lock(x->kt, a);
+		}
+	}
 	if (x->ti->check && m) {
 		uint64_t old = cxs_kt_swap(x->kt, m, 8, x->id + 1);
 		if (old != 0)
@@ -460,7 +603,17 @@ static void do_lock(struct replay *x, const struct cxs_trace_rec *r)
 
 static void do_unlock(struct replay *x, const struct cxs_trace_rec *r)
 {
-	uint64_t m, a = map_addr(x, r->addr, &m);
+	uint32_t i = held_find(x, r->addr);
+	if (i == x->nheld) { /* taken before the recording began: not this replay's to release */
+		cxs_kt_result(x->kt, "trace_unheld_unlocks", 1);
+		return;
+	}
+	if (--x->held[i].depth > 0)
+		return;
+	bool ordered = x->held[i].ordered;
+	uint32_t turn = x->held[i].turn;
+	x->held[i] = x->held[--x->nheld];
+	uint64_t m, a = map_addr(x, r->addr, &m, NULL);
 	if (x->ti->check && m) {
 		uint64_t old = cxs_kt_swap(x->kt, m, 8, 0);
 		if (old != x->id + 1)
@@ -469,7 +622,11 @@ static void do_unlock(struct replay *x, const struct cxs_trace_rec *r)
 				    " as its holder", x->id, r->addr, x->nrec,
 				    old ? "thread " : "no thread, ", old ? old - 1 : 0);
 	}
-	if (x->ti->fault != FAULT_SKIP_LOCKS)
+	if (x->ti->fault == FAULT_SKIP_LOCKS)
+		return;
+	if (ordered)
+		cxs_kt_unlock_turn(x->kt, a, turn);
+	else
 		cxs_kt_unlock(x->kt, a);
 }
 
@@ -497,7 +654,7 @@ static void barrier_wait(struct cxs_kt *kt, uint64_t a, uint32_t n, uint64_t epi
 
 static void do_barrier(struct replay *x, const struct cxs_trace_rec *r)
 {
-	uint64_t m, a = map_addr(x, r->addr, &m);
+	uint64_t m, a = map_addr(x, r->addr, &m, NULL);
 	uint32_t n = r->value ? (uint32_t)r->value : x->ti->threads;
 	bool check = x->ti->check && m;
 	uint32_t i = 0;
@@ -537,6 +694,10 @@ static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
 		break;
 	case CXS_TRACE_STORE: {
 		uint64_t a = addr_of(x, r->addr);
+		if (lock_word(x, r->addr)) {
+			cxs_kt_result(kt, "trace_lock_word_stores", 1);
+			break;
+		}
 		uint32_t adep = dep_handle(x, r->addr_dep);
 		switch (add_value(x, r, &v, &h)) {
 		case 1:
@@ -553,6 +714,11 @@ static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
 	}
 	case CXS_TRACE_RMW: {
 		uint64_t a = addr_of(x, r->addr), old;
+		if (lock_word(x, r->addr)) {
+			cxs_kt_result(kt, "trace_lock_word_stores", 1);
+			add_producer(x, CXS_KT_NO_DEP, false, 0, 0);
+			break;
+		}
 		if ((r->flags & CXS_TRACE_F_FADD) && x->ti->dataflow) {
 			old = cxs_kt_fetch_add(kt, a, r->size, r->value);
 		} else {
@@ -580,7 +746,7 @@ static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
 		(void)cxs_kt_fetch_add(kt, addr_of(x, r->addr), 8, 1);
 		break;
 	case CXS_TRACE_WAIT:
-		spin_until(kt, addr_of(x, r->addr), r->value);
+		spin_until(kt, addr_of(x, r->addr), r->value, exit_of(r->addr));
 		break;
 	case CXS_TRACE_CHECK:
 		v = cxs_kt_load(kt, addr_of(x, r->addr), r->size);

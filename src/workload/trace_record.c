@@ -8,7 +8,8 @@
  *     read chunks from R  <------------ CXT_RECORDS / THREAD_END / END / ERROR
  *       per thread: trace writer (zlib, checked blocks)
  *       per record: page -> {first thread, threads mask, where, sync}
- *     EOF + waitpid: close writers, write pages.map and trace.ini
+ *       per lock record: its turn -> whose (lock_order.h)
+ *     EOF + waitpid: close writers, write pages.map, locks.order and trace.ini
  *
  * Every record the tool sends is checked by the trace writer like any other
  * (a tool bug is named with the thread and record). The page table is an
@@ -35,6 +36,7 @@
 
 #include "cxlsim/cxltrace_proto.h"
 #include "cxlsim/errmsg.h"
+#include "cxlsim/lock_order.h"
 #include "cxlsim/page_map.h"
 #include "cxlsim/trace_record.h"
 
@@ -65,6 +67,7 @@ struct rec_state {
 	struct thr *t;
 	uint32_t nt;
 	struct pages pg;
+	struct cxs_lock_acc *locks;
 	struct cxs_trace_record_stats *st;
 };
 
@@ -179,6 +182,11 @@ static int take_records(struct rec_state *s, uint32_t th, const struct cxt_rec *
 		s->st->instructions += x.gap + (x.op <= CXS_TRACE_RMW || x.op == CXS_TRACE_FENCE);
 		s->st->with_addr_dep += x.addr_dep != 0;
 		s->st->with_value_dep += x.value_dep != 0;
+		if (x.op == CXS_TRACE_LOCK && (x.flags & CXS_TRACE_F_TURN) &&
+		    cxs_lock_acc_add(s->locks, x.addr, x.value, th, why, sizeof why) != 0) {
+			cxs_set_err(err, errlen, "thread %" PRIu32 ": %s", th, why);
+			return -1;
+		}
 		if (!has_addr(x.op))
 			continue;
 		uint64_t page = x.addr >> CXS_PAGE_SHIFT;
@@ -256,8 +264,8 @@ static int write_ini(const struct rec_state *s, uint32_t threads, int argc, char
 		   "# that many cores (system.cns x system.cores_per_cn), e.g.\n"
 		   "#   cxlsim inputs/wb-16x4.ini %s\n"
 		   "[workload]\nkernel = trace\ntrace = %s/core%%u.trace\n\n"
-		   "[trace]\nmap = %s/pages.map\nthreads = %" PRIu32 "\n",
-		threads, s->st->records, path, dir, dir, threads);
+		   "[trace]\nmap = %s/pages.map\nlocks = %s/locks.order\nthreads = %" PRIu32 "\n",
+		threads, s->st->records, path, dir, dir, dir, threads);
 	if (fclose(f) != 0) {
 		cxs_set_err(err, errlen, "%s: cannot write: %s", path, strerror(errno));
 		return -1;
@@ -272,6 +280,7 @@ static void cleanup(struct rec_state *s)
 	free(s->t);
 	free(s->pg.e);
 	free(s->pg.slot);
+	cxs_lock_acc_free(s->locks);
 }
 
 /* Runs valgrind in the child; never returns. */
@@ -324,6 +333,11 @@ int cxs_trace_record(const struct cxs_trace_record_opts *o, int argc, char *cons
 	pid_t pid;
 
 	memset(st, 0, sizeof *st);
+	s.locks = cxs_lock_acc_new();
+	if (s.locks == NULL) {
+		cxs_set_err(err, errlen, "record: out of memory");
+		return -1;
+	}
 	cxs_trace_writer_opts_default(&s.wopts);
 	s.wopts.level = o->level;
 	if (argc < 1) {
@@ -431,6 +445,12 @@ reap:
 			st->trace_bytes += (uint64_t)sb.st_size;
 	}
 	st->threads = threads;
+	char lpath[PATH_MAX];
+	snprintf(lpath, sizeof lpath, "%s/locks.order", o->out_dir);
+	if (cxs_lock_acc_write(s.locks, lpath, threads, &st->lock_turns, terr, sizeof terr) != 0) {
+		cxs_set_err(err, errlen, "record: %s", terr);
+		goto out;
+	}
 	if (write_map(&s, threads, err, errlen) != 0 ||
 	    write_ini(&s, threads, argc, argv, err, errlen) != 0)
 		goto out;

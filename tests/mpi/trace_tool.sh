@@ -14,6 +14,29 @@
 #           (trace_value_checks = 1), every critical section and barrier
 #           episode checked, identical at np 1 and 2; replayed without its
 #           locks or without its barriers, the checks stop the run
+#   recursive  16 threads incrementing under a PTHREAD_MUTEX_RECURSIVE mutex
+#           taken twice (sqlite's shape): the recorder keeps one lock per
+#           outermost acquisition, the replay completes with the counter
+#           right; a hand-made trace that locks a lock it holds (what older
+#           recordings have) completes too, the second lock counted as
+#           recursive (before, its thread waited for itself for ever)
+#   joinheld   pigz's shape: main joins its workers holding a mutex each of
+#           them took first: replayed in the recorded order of acquisitions
+#           it completes with the count right; with the order ignored
+#           (trace.fault = unordered) it hangs until the cap
+#   reuse   sqlite's heap mutexes: a mutex freed, its memory allocated again,
+#           zeroed by the program and holding a new mutex: the zeroing
+#           stores are left out of the replay's lock word (before, they reset
+#           its turn and the next lock waited for ever); the count is right
+#   a CN failure mid-replay: 16 hand-made traces taking one lock in turn
+#           (thread t has turns t, t + 16, ...; a locks.order written here
+#           from its documented layout), CN 1 (threads 4-7) failed at 20 us:
+#           the 12 others skip the dead threads' turns (most of their 200)
+#           and all replay every record; without the lock order
+#           (trace.locks empty) nothing is skipped and they wait for the
+#           dead for ever. The recursive recording with CN 1 failed at
+#           100 us: every survivor finishes (turns skipped as needed, and
+#           main's joins of the dead threads end)
 # Bad inputs: a page map that is not one, more traced threads than cores, a
 # program that never starts the region of interest.
 . "$(dirname "$0")/common.sh"
@@ -22,7 +45,13 @@ TRACE="$(dirname "$CXLSIM")/cxlsim-trace"
 "$TRACE" record -o "$WORK/chase" --roi-start chase -- "$PROG" chase 32768 >"$WORK/rec.out"
 "$TRACE" record -o "$WORK/stream" --roi-start stream -- "$PROG" stream 4194304 >>"$WORK/rec.out"
 "$TRACE" record -o "$WORK/sync" -- "$PROG" sync 16 200 3 >>"$WORK/rec.out"
+"$TRACE" record -o "$WORK/recursive" -- "$PROG" recursive 16 50 >>"$WORK/rec.out"
+"$TRACE" record -o "$WORK/joinheld" -- "$PROG" joinheld 16 >>"$WORK/rec.out"
+"$TRACE" record -o "$WORK/reuse" -- "$PROG" reuse 4 20 >>"$WORK/rec.out"
 cat "$WORK/rec.out"
+nlock=$("$TRACE" check "$WORK/recursive/core1.trace" | awk '$1 == "lock" { print $2 }')
+[ "$nlock" = 50 ] || {
+	echo "recursive: core1 has $nlock lock records, expected 50 (its outermost acquisitions)"; exit 1; }
 for t in chase/core0 stream/core0 sync/core0 sync/core15; do
 	"$TRACE" check "$WORK/$t.trace" >/dev/null
 done
@@ -39,15 +68,56 @@ run 1 "$WORK/sync1.h5" "${four[@]}" "$WORK/sync/trace.ini"
 run 2 "$WORK/sync2.h5" "${four[@]}" "$WORK/sync/trace.ini"
 $H5CHECK status "$WORK/sync1.h5" complete
 $H5CHECK same "$WORK/sync1.h5" "$WORK/sync2.h5"
-for k in chase chase_nodf stream sync1; do
+run 1 "$WORK/recursive.h5" "${four[@]}" "$WORK/recursive/trace.ini"
+run 1 "$WORK/joinheld.h5" "${four[@]}" "$WORK/joinheld/trace.ini"
+run 1 "$WORK/reuse.h5" "${four[@]}" "$WORK/reuse/trace.ini"
+run 1 "$WORK/fail.h5" "${four[@]}" "$WORK/recursive/trace.ini" --fail 1@100us
+/usr/bin/python3 - "$WORK" <<'PY'
+import struct, sys, zlib
+w, T, K, L = sys.argv[1], 16, 50, 0x10000001000
+for t in range(T):
+    with open(f"{w}/rr{t}.txt", "w") as f:
+        for k in range(K):
+            f.write(f"lock 0x{L:x} {k * T + t} turn gap=20\nld 8 0x10000002000\n"
+                    f"st 8 0x10000002000 1 gap=5\nunlock 0x{L:x}\n")
+h = b"CXSLOCKS" + struct.pack("<HHIQI", 1, 32, T, 1, 0)
+h += struct.pack("<I", zlib.crc32(h))
+body = struct.pack("<QQQ", L, T * K, T * K)
+body += b"".join(struct.pack("<II", i % T, 1) for i in range(T * K))
+open(f"{w}/rr.order", "wb").write(h + body + struct.pack("<I", zlib.crc32(body)))
+PY
+for t in $(seq 0 15); do
+	"$TRACE" from-text "$WORK/rr$t.txt" "$WORK/rr$t.trace" --core "$t" >/dev/null
+done
+rr=("${four[@]}" --set workload.kernel=trace --set workload.trace="$WORK/rr%u.trace"
+    --set trace.locks="$WORK/rr.order")
+run 1 "$WORK/rrfail.h5" "${rr[@]}" --fail 1@20us
+printf 'lock 0x1000\nlock 0x1000\nst 8 0x2000 1\nunlock 0x1000\nunlock 0x1000\ncheck 8 0x2000 1\n' \
+	>"$WORK/nested.txt"
+"$TRACE" from-text "$WORK/nested.txt" "$WORK/nested0.trace" >/dev/null
+run 1 "$WORK/nested.h5" "${one[@]}" --end 1ms --set workload.kernel=trace \
+	--set workload.trace="$WORK/nested%u.trace"
+for k in recursive joinheld reuse fail rrfail nested; do
+	$H5CHECK status "$WORK/$k.h5" complete
+done
+for k in fail rrfail; do
+	if grep -q "did not finish" "$WORK/$k.h5.stderr"; then
+		echo "$k: after the failure a live thread did not finish:"; cat "$WORK/$k.h5.stderr"; exit 1
+	fi
+done
+for k in chase chase_nodf stream sync1 recursive joinheld reuse fail rrfail nested; do
 	/usr/bin/python3 "$SRC/analysis/core_report.py" "$WORK/$k.h5" --json >"$WORK/$k.json"
 done
 /usr/bin/python3 - "$WORK" <<'PY'
 import json, sys
 w = sys.argv[1]
-r = {k: json.load(open(f"{w}/{k}.json")) for k in ["chase", "chase_nodf", "stream", "sync1"]}
+r = {k: json.load(open(f"{w}/{k}.json")) for k in ["chase", "chase_nodf", "stream", "sync1",
+                                                    "recursive", "joinheld", "reuse", "fail",
+                                                    "rrfail", "nested"]}
 t = {k: v["total"] for k, v in r.items()}
 res = r["sync1"]["results"]
+rec, jh, ru, fl, ne = (r[k]["results"] for k in ["recursive", "joinheld", "reuse", "rrfail",
+                                                  "nested"])
 checks = [
     ("chase MLP ~1 with dataflow", 0.95 <= t["chase"]["mlp"] <= 1.05, t["chase"]["mlp"]),
     ("chase without dataflow MLP >> 1", t["chase_nodf"]["mlp"] > 4, t["chase_nodf"]["mlp"]),
@@ -60,6 +130,26 @@ checks = [
      res.get("trace_lock_checks", 0)),
     ("sync: every barrier episode checked", res.get("trace_barrier_checks", 0) == 16 * 3,
      res.get("trace_barrier_checks", 0)),
+    ("recursive: the counter checked", rec.get("trace_value_checks", 0) == 1,
+     rec.get("trace_value_checks", 0)),
+    ("recursive: every outermost lock checked", rec.get("trace_lock_checks", 0) >= 16 * 50,
+     rec.get("trace_lock_checks", 0)),
+    ("recursive: no nested lock left in the recording", rec.get("trace_recursive_locks", 0) == 0,
+     rec.get("trace_recursive_locks", 0)),
+    ("joinheld: the count checked", jh.get("trace_value_checks", 0) == 1,
+     jh.get("trace_value_checks", 0)),
+    ("reuse: the program's stores to a lock word left out", ru.get("trace_lock_word_stores", 0) > 0,
+     ru.get("trace_lock_word_stores", 0)),
+    ("reuse: the count checked", ru.get("trace_value_checks", 0) == 1,
+     ru.get("trace_value_checks", 0)),
+    ("failure: most of the dead threads' 200 turns skipped",
+     150 <= fl.get("trace_turns_skipped", 0) <= 200, fl.get("trace_turns_skipped", 0)),
+    ("failure: the 12 survivors replayed all their records",
+     fl.get("trace_records", 0) == 12 * 200, fl.get("trace_records", 0)),
+    ("nested lock of an older trace counted as recursive", ne.get("trace_recursive_locks", 0) == 1,
+     ne.get("trace_recursive_locks", 0)),
+    ("nested lock: the store checked", ne.get("trace_value_checks", 0) == 1,
+     ne.get("trace_value_checks", 0)),
 ]
 bad = 0
 for name, ok, val in checks:
@@ -73,6 +163,21 @@ grep -q "trace check: mutual exclusion violated: thread [0-9]* acquired lock" \
 run_fail 1 "$WORK/nobar.h5" "${four[@]}" "$WORK/sync/trace.ini" --set trace.fault=skip_barriers
 grep -q "trace check: barrier order violated" "$WORK/nobar.h5.stderr" || {
 	echo "no barrier error:"; cat "$WORK/nobar.h5.stderr"; exit 1; }
+# The order matters: ignoring it, joinheld's main takes the mutex first and waits for ever.
+run_fail 1 "$WORK/unordered.h5" "${four[@]}" "$WORK/joinheld/trace.ini" --set trace.fault=unordered \
+	--end 2ms
+grep -q "workload trace unfinished at the engine.end_time cap" "$WORK/unordered.h5.stderr" || {
+	echo "joinheld without its lock order did not hang:"; cat "$WORK/unordered.h5.stderr"; exit 1; }
+# Without the lock order nobody skips the dead threads' turns.
+run 1 "$WORK/noorder.h5" "${rr[@]}" --fail 1@20us --set trace.locks= --end 2ms
+grep -q "did not finish: it waits for lock" "$WORK/noorder.h5.stderr" || {
+	echo "without the lock order the survivors finished:"; cat "$WORK/noorder.h5.stderr"; exit 1; }
+ERR_NP=2 expect_error "trace.locks: $WORK/sync/pages.map: bad magic" "${four[@]}" \
+	"$WORK/sync/trace.ini" --set trace.locks="$WORK/sync/pages.map"
+ERR_NP=2 expect_error "trace.locks: $WORK/recursive/locks.order: the lock order is of a recording of 16 threads; 17 replay" \
+	"${four[@]}" "$WORK/sync/trace.ini" --set trace.threads=17 --set system.cores_per_cn=5 \
+	--set trace.map= --set workload.trace="$WORK/sync/core0.trace" \
+	--set trace.locks="$WORK/recursive/locks.order"
 # Bad input.
 ERR_NP=2 expect_error "trace.map: $WORK/sync/core0.trace: bad magic" "${four[@]}" \
 	"$WORK/sync/trace.ini" --set trace.map="$WORK/sync/core0.trace"

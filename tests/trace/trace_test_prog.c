@@ -15,6 +15,23 @@
  *                    turn); the main thread joins the
  *                    others and asks the replay to check the counter is
  *                    T * ITERS * P (CXLTRACE_CHECK)
+ *   recursive T ITERS  T threads, ITERS increments each under a
+ *                    PTHREAD_MUTEX_RECURSIVE mutex taken twice (the
+ *                    increment's function locks it again, as sqlite's
+ *                    mutexes are), no barrier; the main thread joins the
+ *                    others and has the counter checked (T * ITERS)
+ *   joinheld T       pigz's shape: T-1 workers each take a mutex once, count
+ *                    themselves and signal; the main thread waits on a
+ *                    condition variable until all have, then joins them
+ *                    all while still holding the mutex, and has the count
+ *                    checked (T - 1). A replay that lets main take the mutex
+ *                    before a worker does waits for ever at the join
+ *   reuse T ITERS    sqlite's heap mutexes: T threads increment under a
+ *                    malloc'd mutex, which is then destroyed and freed; its
+ *                    memory is allocated again (the same address), zeroed
+ *                    by the program and holds a new mutex, taken ITERS more
+ *                    times by the main thread. The program's zeroing stores
+ *                    land on the replay's lock word
  *
  * chase and stream set their data up first and are recorded from the entry
  * of the function named after them (--roi-start); sync from the first
@@ -74,6 +91,67 @@ static void *worker(void *arg)
 	return (void *)(uintptr_t)mine;
 }
 
+static pthread_mutex_t rlock;
+
+/* Locks rlock again, holding it already: a recursive mutex's second level. */
+__attribute__((noinline)) static void bump_nested(void)
+{
+	pthread_mutex_lock(&rlock);
+	counter++;
+	pthread_mutex_unlock(&rlock);
+}
+
+static void *recursive_worker(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < iters; i++) {
+		pthread_mutex_lock(&rlock);
+		bump_nested();
+		pthread_mutex_unlock(&rlock);
+	}
+	return NULL;
+}
+
+static pthread_cond_t joined_cv = PTHREAD_COND_INITIALIZER;
+static volatile long arrived;
+
+static void *joinheld_worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	arrived++;
+	pthread_cond_signal(&joined_cv);
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+struct box {
+	pthread_mutex_t m;
+	long v;
+};
+static struct box *volatile bx;
+
+static void *reuse_worker(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < iters; i++) {
+		pthread_mutex_lock(&bx->m);
+		bx->v++;
+		pthread_mutex_unlock(&bx->m);
+	}
+	return NULL;
+}
+
+/* Starts t - 1 threads running fn, or returns NULL. */
+static pthread_t *start_threads(long t, void *(*fn)(void *))
+{
+	pthread_t *th = calloc((size_t)t, sizeof *th);
+	for (long i = 1; th && i < t; i++)
+		if (pthread_create(&th[i], NULL, fn, NULL) != 0)
+			return NULL;
+	return th;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "chase") == 0) {
@@ -123,7 +201,67 @@ int main(int argc, char **argv)
 		printf("%llu\n", (unsigned long long)counter);
 		return counter == (uint64_t)(t * iters * phases) ? 0 : 1;
 	}
-	fprintf(stderr, "usage: %s chase NODES | stream BYTES | sync THREADS ITERS PHASES\n",
-		argv[0]);
+	if (argc >= 4 && strcmp(argv[1], "recursive") == 0) {
+		long t = atol(argv[2]);
+		pthread_mutexattr_t ma;
+		iters = atol(argv[3]);
+		if (t < 1 || pthread_mutexattr_init(&ma) != 0 ||
+		    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE) != 0 ||
+		    pthread_mutex_init(&rlock, &ma) != 0)
+			return 1;
+		pthread_t *th = start_threads(t, recursive_worker);
+		if (!th)
+			return 1;
+		recursive_worker(NULL);
+		for (long i = 1; i < t; i++)
+			pthread_join(th[i], NULL);
+		CXLTRACE_CHECK(&counter, 8, (uint64_t)(t * iters));
+		printf("%llu\n", (unsigned long long)counter);
+		return counter == (uint64_t)(t * iters) ? 0 : 1;
+	}
+	if (argc >= 3 && strcmp(argv[1], "joinheld") == 0) {
+		long t = atol(argv[2]);
+		pthread_t *th = t >= 2 ? start_threads(t, joinheld_worker) : NULL;
+		if (!th)
+			return 1;
+		pthread_mutex_lock(&lock);
+		while (arrived < t - 1)
+			pthread_cond_wait(&joined_cv, &lock);
+		for (long i = 1; i < t; i++) /* holding the mutex, as pigz's join_all */
+			pthread_join(th[i], NULL);
+		CXLTRACE_CHECK(&arrived, 8, (uint64_t)(t - 1));
+		pthread_mutex_unlock(&lock);
+		printf("%ld\n", arrived);
+		return arrived == t - 1 ? 0 : 1;
+	}
+	if (argc >= 4 && strcmp(argv[1], "reuse") == 0) {
+		long t = atol(argv[2]);
+		iters = atol(argv[3]);
+		bx = malloc(sizeof *bx);
+		if (t < 1 || !bx || pthread_mutex_init(&bx->m, NULL) != 0)
+			return 1;
+		bx->v = 0;
+		pthread_t *th = start_threads(t, reuse_worker);
+		if (!th)
+			return 1;
+		reuse_worker(NULL);
+		for (long i = 1; i < t; i++)
+			pthread_join(th[i], NULL);
+		long first = bx->v;
+		struct box *old = bx;
+		pthread_mutex_destroy(&bx->m);
+		free(bx);
+		bx = malloc(sizeof *bx);
+		if (!bx)
+			return 1;
+		memset(bx, 0, sizeof *bx); /* sqlite3MallocZero */
+		pthread_mutex_init(&bx->m, NULL);
+		reuse_worker(NULL);
+		CXLTRACE_CHECK(&bx->v, 8, (uint64_t)iters);
+		printf("%ld %ld %s\n", first, bx->v, bx == old ? "reused" : "moved");
+		return first == t * iters && bx->v == iters ? 0 : 1;
+	}
+	fprintf(stderr, "usage: %s chase NODES | stream BYTES | sync THREADS ITERS PHASES |"
+		" recursive THREADS ITERS | joinheld THREADS | reuse THREADS ITERS\n", argv[0]);
 	return 2;
 }

@@ -24,6 +24,7 @@ int main(void)
 	srunner_add_suite(sr, cache_suite());
 	srunner_add_suite(sr, coherence_suite());
 	srunner_add_suite(sr, trace_suite());
+	srunner_add_suite(sr, lock_order_suite());
 	srunner_add_suite(sr, kthread_suite());
 	srunner_add_suite(sr, kernels_suite());
 	srunner_add_suite(sr, core_suite());

@@ -18,6 +18,7 @@ Suite *core_suite(void);
 Suite *kernels_suite(void);
 Suite *coherence_suite(void);
 Suite *trace_suite(void);
+Suite *lock_order_suite(void);
 Suite *axle_suite(void);
 Suite *payload_suite(void);
 Suite *diktamo_suite(void);

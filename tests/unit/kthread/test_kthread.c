@@ -381,6 +381,114 @@ START_TEST(test_lock_lost_race_then_holder_dies)
 }
 END_TEST
 
+/*
+ * Ordered locks (cxs_kt_lock_turn). Each thread takes LOCK at its turn in
+ * turn_of[] (owner_of[] the inverse: whose each turn is), stores 1 (2 for a
+ * takeover) in its RES word and the turns it skipped in its RES2 word, and
+ * releases it — but thread 2 keeps it until FLAG when turn_hold is set.
+ */
+static const uint32_t *turn_owner_table;
+static uint32_t turn_of[F_MAX];
+static bool turn_hold;
+
+static uint32_t f_turn_owner(const void *ctx, uint64_t turn)
+{
+	(void)ctx;
+	return turn < F_MAX ? turn_owner_table[turn] : UINT32_MAX;
+}
+
+static void lock_turn_prog(struct cxs_kt *kt)
+{
+	uint64_t s = cxs_kt_shared(kt), skipped = 0;
+	uint32_t id = cxs_kt_id(kt);
+	if (turn_of[id] == UINT32_MAX)
+		return;
+	bool took = cxs_kt_lock_turn(kt, s + F_LOCK, turn_of[id], f_turn_owner, NULL, &skipped);
+	cxs_kt_store(kt, s + F_RES + 8 * id, 8, took ? 2 : 1);
+	cxs_kt_store(kt, s + F_RES2 + 8 * id, 8, skipped);
+	while (turn_hold && id == 2 && cxs_kt_load(kt, s + F_FLAG, 8) == 0)
+		cxs_kt_compute(kt, 1);
+	cxs_kt_unlock_turn(kt, s + F_LOCK, turn_of[id]);
+}
+
+/*
+ * The recorded order is kept: thread 0's turn is 1, thread 1's is 0. Thread 0
+ * runs first and waits (for whom it does not know: no failure, no owner
+ * asked); thread 1 takes turn 0 and releases it, making turn 1 due; thread 0
+ * then takes it, and its release makes turn 2 due. Nothing is skipped.
+ */
+START_TEST(test_lock_turns_keep_the_recorded_order)
+{
+	static const uint32_t owners[F_MAX] = {1, 0, UINT32_MAX, UINT32_MAX};
+	f_setup(lock_turn_prog, 2, 1, NULL);
+	turn_owner_table = owners;
+	turn_of[0] = 1;
+	turn_of[1] = 0;
+	turn_hold = false;
+	uint32_t holder = 0;
+	f_run(0, 500);
+	ck_assert_uint_eq(f_word(F_RES), 0);
+	ck_assert_int_eq(f_waiting(0, &holder), CXS_KT_WAIT_LOCK);
+	ck_assert_uint_eq(holder, UINT32_MAX);
+	f_run(1, 10000);
+	ck_assert(F.done[1]);
+	ck_assert_uint_eq(f_word(F_RES + 8), 1);
+	ck_assert_uint_eq(f_word(F_LOCK), UINT64_C(1) << 32);
+	f_run(0, 10000);
+	ck_assert(F.done[0]);
+	ck_assert_uint_eq(f_word(F_RES), 1);
+	ck_assert_uint_eq(f_word(F_RES2), 0);
+	ck_assert_uint_eq(f_word(F_LOCK), UINT64_C(2) << 32);
+	f_teardown();
+}
+END_TEST
+
+/*
+ * A dead thread's turns are skipped. Turn 0 is thread 2's, which takes LOCK
+ * and dies holding it; turn 1 is thread 1's, which dies before it arrives;
+ * turn 2 is thread 0's, turn 3 thread 3's (one thread per CN). Before the
+ * failure thread 0 waits, reported as waiting for thread 2. Once CNs 1 and 2
+ * have failed, thread 0 skips turns 0 and 1 and takes LOCK over from dead
+ * thread 2 (a takeover); thread 3, alive, is not skipped: it takes turn 3
+ * after thread 0's release, skipping nothing itself.
+ */
+START_TEST(test_lock_turns_of_dead_threads_are_skipped)
+{
+	static const uint32_t owners[F_MAX] = {2, 1, 0, 3};
+	f_setup(lock_turn_prog, 4, 1, NULL);
+	turn_owner_table = owners;
+	turn_of[0] = 2;
+	turn_of[1] = 1;
+	turn_of[2] = 0;
+	turn_of[3] = 3;
+	turn_hold = true;
+	uint32_t holder = 0;
+	f_run_until_set(2, F_RES + 16);
+	ck_assert_uint_eq(f_word(F_LOCK), 3);
+	f_run(0, 500);
+	f_run(3, 500);
+	ck_assert_uint_eq(f_word(F_RES), 0);
+	ck_assert_int_eq(f_waiting(0, &holder), CXS_KT_WAIT_LOCK);
+	ck_assert_uint_eq(holder, 2);
+
+	F.failed = UINT64_C(1) << 1 | UINT64_C(1) << 2;
+	f_run(3, 500); /* turn 3 is not due: thread 3 may skip 0 and 1, but waits for live 0 */
+	ck_assert_uint_eq(f_word(F_RES + 24), 0);
+	f_run_until_set(0, F_RES);
+	ck_assert_uint_eq(f_word(F_RES), 2); /* taken over from thread 2 */
+	ck_assert_uint_eq(cxs_kt_takeovers(F.kt[0]), 1);
+	f_run(0, 10000);
+	ck_assert(F.done[0]);
+	ck_assert_uint_eq(f_word(F_LOCK), UINT64_C(3) << 32);
+	f_run(3, 10000);
+	ck_assert(F.done[3]);
+	ck_assert_uint_eq(f_word(F_RES + 24), 1);
+	ck_assert_uint_eq(f_word(F_RES2) + f_word(F_RES2 + 24), 2); /* turns 0 and 1, once each */
+	ck_assert_uint_eq(f_word(F_LOCK), UINT64_C(4) << 32);
+	f_teardown();
+}
+END_TEST
+
 /* Two episodes of a barrier of F.bar_n threads, each counted in F_PASS + 8 id. */
 static void barrier_prog(struct cxs_kt *kt)
 {
@@ -732,6 +840,8 @@ Suite *kthread_suite(void)
 	tc = tcase_create("failure_view");
 	tcase_add_test(tc, test_lock_takeover_of_a_dead_holder);
 	tcase_add_test(tc, test_lock_lost_race_then_holder_dies);
+	tcase_add_test(tc, test_lock_turns_keep_the_recorded_order);
+	tcase_add_test(tc, test_lock_turns_of_dead_threads_are_skipped);
 	tcase_add_test(tc, test_barrier_of_all_shrinks_when_one_dies);
 	tcase_add_test(tc, test_barrier_of_all_dead_thread_had_arrived);
 	tcase_add_test(tc, test_barrier_released_once_after_a_failure);

@@ -464,7 +464,7 @@ START_TEST(test_writer_matches_documented_format)
 	cxs_trace_writer_opts_default(&o);
 	o.block_records = 64;
 	b.block_records = 64;
-	b.version = 2;
+	b.version = CXS_TRACE_VERSION;
 	b.core = 0xabcdef01;
 	tpath(a_path, "writer.trace");
 	tpath(b_path, "built.trace");
@@ -610,9 +610,9 @@ END_TEST
 
 /*
  * Flips every bit in [lo, hi) of the small trace, one at a time; each must be
- * refused with a message containing want(byte) (NULL: any message).
+ * refused with a message containing want(byte, bit).
  */
-static void flip_range(size_t lo, size_t hi, const char *(*want)(size_t byte), int piped)
+static void flip_range(size_t lo, size_t hi, const char *(*want)(size_t byte, int bit), int piped)
 {
 	char path[PATH_LEN], bad[PATH_LEN], name[PATH_LEN], err[ERR_LEN];
 	size_t len;
@@ -637,32 +637,38 @@ static void flip_range(size_t lo, size_t hi, const char *(*want)(size_t byte), i
 			buf[byte] ^= (uint8_t)(1u << bit);
 			ck_assert_msg(rc == -1, "flip of byte %zu bit %d accepted", byte, bit);
 			assert_names_file(err, where);
-			ck_assert_msg(strstr(err, want(byte)) != NULL,
+			ck_assert_msg(strstr(err, want(byte, bit)) != NULL,
 				      "flip of byte %zu bit %d: expected '%s' in: %s", byte, bit,
-				      want(byte), err);
+				      want(byte, bit), err);
 		}
 	}
 	free(buf);
 }
 
-static const char *header_flip_want(size_t byte)
+/* Version 3 with bit 0 or 1 flipped is version 2 or 1, which are read: the CRC catches those. */
+_Static_assert(CXS_TRACE_VERSION == 3, "header_flip_want knows which flips give a readable version");
+static const char *header_flip_want(size_t byte, int bit)
 {
 	if (byte < 8)
 		return "bad magic";
+	if (byte == 8 && bit < 2)
+		return "file header CRC mismatch";
 	if (byte < 10)
 		return "unsupported format version";
 	return "file header CRC mismatch";
 }
 
-static const char *block_flip_want(size_t byte)
+static const char *block_flip_want(size_t byte, int bit)
 {
 	(void)byte;
+	(void)bit;
 	return "block 1 at byte 40";
 }
 
-static const char *trailer_flip_want(size_t byte)
+static const char *trailer_flip_want(size_t byte, int bit)
 {
 	(void)byte;
+	(void)bit;
 	return "no valid trailer";
 }
 
@@ -672,8 +678,9 @@ static size_t trailer_start;   /* set by the test before flip_range */
  * Streamed, a damaged end marker makes the trailer look like a sixth block
  * header, whose CRC then fails; anything else fails the trailer's own CRC.
  */
-static const char *trailer_flip_piped_want(size_t byte)
+static const char *trailer_flip_piped_want(size_t byte, int bit)
 {
+	(void)bit;
 	return byte < trailer_start + 4 ? "block 6 at byte" : "trailer at byte";
 }
 
@@ -744,16 +751,16 @@ END_TEST
 START_TEST(test_newer_version_and_unknown_flags_rejected)
 {
 	char path[PATH_LEN], err[ERR_LEN] = "";
-	uint8_t raw[28] = {0}; /* a version 1 record, or (for version 3) 28 bytes */
+	uint8_t raw[28] = {0}; /* a version 1 record, or (for version 4) 28 bytes */
 	struct build b = build_default;
 	uint64_t n;
 
 	enc(raw, CXS_TRACE_LOAD, 8, 0, 0, 0x1000, 0);
-	tpath(path, "v3.trace");
-	b.version = 3;
+	tpath(path, "v4.trace");
+	b.version = 4;
 	build_trace(path, &b, raw, 1);
 	ck_assert_int_eq(read_through(path, err, sizeof err, &n), -1);
-	ck_assert_msg(strstr(err, "unsupported format version 3") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "unsupported format version 4") != NULL, "%s", err);
 	b = build_default;
 	b.flags = 4;
 	build_trace(path, &b, raw, 1);
@@ -899,6 +906,58 @@ START_TEST(test_invalid_v2_records_rejected_by_reader)
 END_TEST
 
 /* A version 1 file reads as records without flags or dependencies. */
+/*
+ * Version 3's turn flag: a lock's turn is read back from a version 3 file,
+ * refused on any other op, and refused in a version 2 file (where bit 5 had
+ * no meaning); the text form carries it as "turn".
+ */
+START_TEST(test_turn_flag_is_version_3s_and_locks_only)
+{
+	const struct cxs_trace_rec lock = { .op = CXS_TRACE_LOCK, .size = 8, .addr = 0x4000,
+					    .value = 7, .flags = CXS_TRACE_F_TURN |
+					    CXS_TRACE_WHERE_GLOBAL };
+	const struct cxs_trace_rec load = { .op = CXS_TRACE_LOAD, .size = 8, .addr = 0x4000,
+					    .flags = CXS_TRACE_F_TURN };
+	char path[PATH_LEN], err[ERR_LEN], text[CXS_TRACE_TEXT_MAX];
+	uint8_t raw[28];
+	struct build b = build_default;
+	struct cxs_trace_reader *r;
+	struct cxs_trace_rec rec;
+
+	tpath(path, "turn.trace");
+	b.version = 3;
+	enc2(raw, &lock, 0);
+	build_trace(path, &b, raw, 1);
+	r = cxs_trace_reader_open(path, err, sizeof err);
+	ck_assert_msg(r != NULL, "%s", err);
+	ck_assert_int_eq(cxs_trace_reader_version(r), 3);
+	ck_assert_msg(cxs_trace_reader_next(r, &rec, err, sizeof err) == 1, "%s", err);
+	assert_same_rec(&rec, &lock, 1);
+	cxs_trace_reader_close(r);
+	enc2(raw, &load, 0);
+	build_trace(path, &b, raw, 1);
+	r = cxs_trace_reader_open(path, err, sizeof err);
+	ck_assert_msg(r != NULL, "%s", err);
+	ck_assert_int_eq(cxs_trace_reader_next(r, &rec, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "turn: only a lock has a turn") != NULL, "%s", err);
+	cxs_trace_reader_close(r);
+	b.version = 2;
+	enc2(raw, &lock, 0);
+	build_trace(path, &b, raw, 1);
+	r = cxs_trace_reader_open(path, err, sizeof err);
+	ck_assert_msg(r != NULL, "%s", err);
+	ck_assert_int_eq(cxs_trace_reader_next(r, &rec, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "flags: unknown bits 0x20") != NULL, "%s", err);
+	cxs_trace_reader_close(r);
+	cxs_trace_format_text(&lock, text, sizeof text);
+	ck_assert_str_eq(text, "lock 0x4000 0x7 where=global turn");
+	ck_assert_int_eq(cxs_trace_parse_text(text, &rec, err, sizeof err), 1);
+	assert_same_rec(&rec, &lock, 1);
+	ck_assert_int_eq(cxs_trace_parse_text("ld 8 0x4000 turn", &rec, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "turn: only a lock") != NULL, "%s", err);
+}
+END_TEST
+
 START_TEST(test_version1_read_without_v2_fields)
 {
 	char path[PATH_LEN], err[ERR_LEN] = "";
@@ -1443,6 +1502,7 @@ Suite *trace_suite(void)
 	tcase_add_test(dmg, test_invalid_records_rejected_by_reader);
 	tcase_add_test(dmg, test_invalid_v2_records_rejected_by_reader);
 	tcase_add_test(dmg, test_version1_read_without_v2_fields);
+	tcase_add_test(dmg, test_turn_flag_is_version_3s_and_locks_only);
 	tcase_add_test(dmg, test_counts_and_block_order_must_agree);
 	tcase_add_test(dmg, test_data_after_trailer_rejected);
 	tcase_add_test(conv, test_text_good_lines);
