@@ -466,6 +466,7 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 		e->live[r] = r;
 	}
 	e->nlive = nranks;
+	e->door = door_open(rank, nranks);
 	return e;
 }
 
@@ -474,6 +475,7 @@ void cxs_engine_free(struct cxs_engine *e)
 	if (!e)
 		return;
 	ctl_release_all();
+	door_close(e->door);
 	for (uint32_t i = 0; i < e->nlocal; i++) {
 		free(e->lps[i].state);
 		cxs_stats_free(e->lps[i].stats);
@@ -857,6 +859,10 @@ static void build_contrib(struct cxs_engine *e)
 	}
 	red_max(&e->rl, v)[RED_MAX_ABORT] = (uint64_t)e->abort_code;
 	red_max(&e->rl, v)[RED_MAX_INTERRUPT] = e->cfg.interrupt ? (uint64_t)*e->cfg.interrupt : 0;
+	red_max(&e->rl, v)[RED_MAX_WIN_EVENTS] = e->fig.events - e->fig.win_events0;
+	red_max(&e->rl, v)[RED_MAX_WIN_BUSY_NS] = (uint64_t)((e->fig.busy_wall_s - e->fig.win_busy0_s) * 1e9);
+	e->fig.win_events0 = e->fig.events;
+	e->fig.win_busy0_s = e->fig.busy_wall_s;
 	red_sum(&e->rl, v)[RED_SUM_COMMITTED] = e->fig.events; /* = sum of our nodes' counts */
 	red_sum(&e->rl, v)[RED_SUM_REMOTE] = e->fig.remote_msgs;
 }
@@ -871,6 +877,7 @@ static void send_batches(struct cxs_engine *e)
 
 		MPI_Isend(b->data, (int)b->len, MPI_BYTE, d, tag_batch(e->w), MPI_COMM_WORLD,
 			  &e->out_reqs[e->nout_reqs]);
+		door_ring(e->door, d);
 		e->out_dst[e->nout_reqs++] = d;
 		e->fig.batches_sent++;
 	}
@@ -991,13 +998,19 @@ static void run_windows(struct cxs_engine *e)
 		build_contrib(e);
 		send_batches(e);
 		reduce_window(e);
+		if (e->w == 0)
+			door_unlink(e->door); /* every rank took part, so every rank opened it */
 		memcpy(e->prev_result, e->done_result, e->rl.total * sizeof *e->result);
 		memcpy(e->done_result, e->result, e->rl.total * sizeof *e->result);
 		e->w_red = e->w + 1;
 		receive_batches(e);
 		finish_sends(e);
 		e->fig.windows++;
+		e->fig.crit_events += red_max(&e->rl, e->result)[RED_MAX_WIN_EVENTS];
+		e->fig.crit_busy_s += (double)red_max(&e->rl, e->result)[RED_MAX_WIN_BUSY_NS] * 1e-9;
 		e->global_committed = red_sum(&e->rl, e->result)[RED_SUM_COMMITTED];
+		e->global_work_done = red_sum(&e->rl, e->result)[RED_SUM_WORK_DONE];
+		e->global_work_total = red_sum(&e->rl, e->result)[RED_SUM_WORK_TOTAL];
 		uint64_t abort_code = red_max(&e->rl, e->result)[RED_MAX_ABORT];
 		if (abort_code) {
 			if (!e->abort_code)
@@ -1044,7 +1057,15 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 		}
 		comm_service_now_and_then(e);
 	}
+	e->door_on = true;
 	run_windows(e);
+	e->door_on = false;
+	cxs_log(CXS_LOG_INFO, e->now,
+		"%llu windows, loop %.3f s, busy %.3f s; critical path %llu events, %.3f s busy "
+		"(the busiest rank's, window by window); %llu waits slept on the doorbell, %llu "
+		"until its bound", (unsigned long long)e->fig.windows, comm_now() - e->t_start,
+		e->fig.busy_wall_s, (unsigned long long)e->fig.crit_events, e->fig.crit_busy_s,
+		(unsigned long long)e->fig.door_sleeps, (unsigned long long)e->fig.door_timeouts);
 	finish_samples(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
 	progress_update(e, true);
