@@ -136,6 +136,13 @@ typedef void cxs_failure_fn(struct cxs_lp *lp, void *state, const struct cxs_fai
 /* Optional: a digest of the node's state, folded into the run checksum. */
 typedef uint64_t cxs_snapshot_fn(struct cxs_lp *lp, const void *state);
 typedef void cxs_finalize_fn(struct cxs_lp *lp, void *state);
+/*
+ * Optional: how much of the node's work is done, in units of the model's
+ * choosing (a CN: memory operations against the reference run's count), for
+ * the progress line; *total 0 when the node cannot tell. Reads state only.
+ */
+typedef void cxs_progress_fn(const struct cxs_lp *lp, const void *state, uint64_t *done,
+			     uint64_t *total);
 
 struct cxs_node_type {
 	const char *name;
@@ -145,6 +152,7 @@ struct cxs_node_type {
 	cxs_failure_fn *failure;
 	cxs_snapshot_fn *snapshot;
 	cxs_finalize_fn *finalize;
+	cxs_progress_fn *progress;
 };
 
 /* Which node type each node id has; ctx is the caller's. */

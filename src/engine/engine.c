@@ -433,6 +433,7 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 		if (!lp->type)
 			cxs_bug(NULL, "node %u has no type", n);
 		lp->state = engine_xcalloc(1, lp->type->state_size);
+		e->has_progress |= lp->type->progress != NULL;
 		lp->stats = cxs_stats_new();
 		if (!lp->stats)
 			cxs_bug(NULL, "out of memory for statistics");
@@ -838,6 +839,21 @@ static void handle(struct cxs_engine *e, struct cxs_event *ev)
 	}
 }
 
+/* The local nodes' own measure of work done, for the progress line (a few adds per node). */
+static void local_work(struct cxs_engine *e, uint64_t *done, uint64_t *total)
+{
+	*done = *total = 0;
+	for (uint32_t i = 0; e->has_progress && !e->cfg.quiet && i < e->nlocal; i++) {
+		struct cxs_lp *lp = &e->lps[i];
+		uint64_t d = 0, t = 0;
+		if (lp->type->progress && e->node_alive[lp->id]) {
+			lp->type->progress(lp, lp->state, &d, &t);
+			*done += d < t ? d : t;
+			*total += t;
+		}
+	}
+}
+
 static void process_window(struct cxs_engine *e)
 {
 	if (cxs_eq_min_time(&e->eq) >= e->bound)
@@ -855,6 +871,15 @@ static void process_window(struct cxs_engine *e)
 			/* Alone, the run is one window: an interrupt cannot wait for its end. */
 			if (e->nlive == 1 && e->cfg.interrupt && *e->cfg.interrupt)
 				break;
+			/* ... nor can the progress line: its figures are this rank's own. */
+			if (e->nlive == 1 && !e->cfg.quiet) {
+				e->global_committed = e->fig.events;
+				e->gmin = e->now;
+				if (comm_now() - e->last_progress >= e->cfg.progress_interval_s) {
+					local_work(e, &e->global_work_done, &e->global_work_total);
+					progress_update(e, false);
+				}
+			}
 			/* Answer pings and agreements while busy (comm.c, "Liveness"). */
 			double now = comm_now();
 			if (now - last_service > SERVICE_INTERVAL_S) {
@@ -890,6 +915,7 @@ static void build_contrib(struct cxs_engine *e)
 	e->fig.win_busy0_s = e->fig.busy_wall_s;
 	red_sum(&e->rl, v)[RED_SUM_COMMITTED] = e->fig.events; /* = sum of our nodes' counts */
 	red_sum(&e->rl, v)[RED_SUM_REMOTE] = e->fig.remote_msgs;
+	local_work(e, &red_sum(&e->rl, v)[RED_SUM_WORK_DONE], &red_sum(&e->rl, v)[RED_SUM_WORK_TOTAL]);
 }
 
 static void send_batches(struct cxs_engine *e)
