@@ -9,8 +9,10 @@
  *
  * Logical processes. Every simulated node (a CN, an MN, a PHOLD LP) is one
  * logical process with a node id 0..n-1. Node n lives on rank
- * floor(n * nranks / nnodes) (contiguous blocks), or on rank n % nranks with
- * mapping = round_robin; -np 1 runs every node in one process.
+ * floor(n * nranks / nnodes) (contiguous blocks), on rank n % nranks with
+ * mapping = round_robin, or where cfg.rank_map says (the command line's
+ * default, engine.mapping = balanced, is such a map: src/app/rank_map.c);
+ * -np 1 runs every node in one process.
  *
  * Events are totally ordered by the key (time, source node, per-source
  * sequence number). The source's sequence number counts every event that node
