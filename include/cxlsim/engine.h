@@ -9,8 +9,10 @@
  *
  * Logical processes. Every simulated node (a CN, an MN, a PHOLD LP) is one
  * logical process with a node id 0..n-1. Node n lives on rank
- * floor(n * nranks / nnodes) (contiguous blocks), or on rank n % nranks with
- * mapping = round_robin; -np 1 runs every node in one process.
+ * floor(n * nranks / nnodes) (contiguous blocks), on rank n % nranks with
+ * mapping = round_robin, or where cfg.rank_map says (the command line's
+ * default, engine.mapping = balanced, is such a map: src/app/rank_map.c);
+ * -np 1 runs every node in one process.
  *
  * Events are totally ordered by the key (time, source node, per-source
  * sequence number). The source's sequence number counts every event that node
@@ -136,6 +138,13 @@ typedef void cxs_failure_fn(struct cxs_lp *lp, void *state, const struct cxs_fai
 /* Optional: a digest of the node's state, folded into the run checksum. */
 typedef uint64_t cxs_snapshot_fn(struct cxs_lp *lp, const void *state);
 typedef void cxs_finalize_fn(struct cxs_lp *lp, void *state);
+/*
+ * Optional: how much of the node's work is done, in units of the model's
+ * choosing (a CN: memory operations against the reference run's count), for
+ * the progress line; *total 0 when the node cannot tell. Reads state only.
+ */
+typedef void cxs_progress_fn(const struct cxs_lp *lp, const void *state, uint64_t *done,
+			     uint64_t *total);
 
 struct cxs_node_type {
 	const char *name;
@@ -145,6 +154,7 @@ struct cxs_node_type {
 	cxs_failure_fn *failure;
 	cxs_snapshot_fn *snapshot;
 	cxs_finalize_fn *finalize;
+	cxs_progress_fn *progress;
 };
 
 /* Which node type each node id has; ctx is the caller's. */

@@ -24,7 +24,12 @@ extern const size_t cxs_app_nkeys;
 extern const struct cxs_model *const cxs_models[];
 
 /* Indices of the enum keys' choices, in the order the key table lists them. */
-enum app_mapping { APP_MAP_BLOCK = 0, APP_MAP_ROUND_ROBIN = 1, APP_MAP_EXPLICIT = 2 };
+enum app_mapping {
+	APP_MAP_BLOCK = 0,
+	APP_MAP_ROUND_ROBIN = 1,
+	APP_MAP_EXPLICIT = 2,
+	APP_MAP_BALANCED = 3,
+};
 /* output.log_level lists error|warn|info|debug: the indices are enum cxs_log_level. */
 
 struct cxs_engine_config;

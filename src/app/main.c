@@ -102,7 +102,7 @@ struct app {
 	const struct cxs_model *model;
 	struct cxs_model_run run;   /* what the model's configure built (run.ctx: its instance) */
 	struct cxs_engine_config ecfg;
-	uint32_t *rank_map;         /* mapping = explicit only */
+	uint32_t *rank_map;         /* mapping = balanced or explicit */
 	const char *output_path;
 	bool write_failed;          /* the output callback failed on this rank */
 	size_t nfailures;           /* ranks' nodes lost during the run */
@@ -554,29 +554,101 @@ static int check_times(struct app *app, cxs_time model_lookahead, const char *se
 	return 0;
 }
 
-/* engine.mapping and engine.map. */
+/* Node types of a memory-system CN weigh this much per core (rank_map.c, "Balanced maps"). */
+#define CN_WEIGHT_PER_CORE 2.0
+#define MAX_NODE_TYPES 16
+
+/*
+ * engine.mapping = balanced: each node weighs its type's weight (a CN 2 per
+ * core, anything else 1, engine.weights overriding) and rank_map.c spreads
+ * the weights. Types are told apart by their node type's name.
+ */
+static int balanced_map(struct app *app, char *err, size_t errlen)
+{
+	const struct cxs_config *cfg = app->cfg;
+	struct cxs_engine_config *e = &app->ecfg;
+	const char *names[MAX_NODE_TYPES];
+	double tw[MAX_NODE_TYPES];
+	uint32_t ntypes = 0, *kind = NULL;
+	double *w = NULL;
+	char sub[ERR_MAX];
+	int rc = -1;
+
+	kind = malloc((size_t)e->nnodes * sizeof(*kind));
+	w = malloc((size_t)e->nnodes * sizeof(*w));
+	if (kind == NULL || w == NULL) {
+		cxs_set_err(err, errlen, "engine.mapping: out of memory for %u nodes", e->nnodes);
+		goto out;
+	}
+	for (uint32_t n = 0; n < e->nnodes; n++) {
+		const char *name = e->type_of(n, e->type_ctx)->name;
+		uint32_t k = 0;
+
+		while (k < ntypes && strcmp(names[k], name) != 0)
+			k++;
+		if (k == ntypes) {
+			if (ntypes == MAX_NODE_TYPES) {
+				cxs_set_err(err, errlen, "engine.mapping: the model has more than %d node "
+					    "types; use block, round_robin or explicit", MAX_NODE_TYPES);
+				goto out;
+			}
+			names[ntypes] = name;
+			tw[ntypes++] = strcmp(app->model->name, "memsys") == 0 && strcmp(name, "cn") == 0
+					       ? CN_WEIGHT_PER_CORE *
+							 (double)cxs_config_uint(cfg, "system", "cores_per_cn")
+					       : 1.0;
+		}
+		kind[n] = k;
+	}
+	if (cxs_parse_weights(cxs_config_str(cfg, "engine", "weights"), names, ntypes, tw, sub,
+			      sizeof(sub)) != 0) {
+		cxs_set_err(err, errlen, "%s: %s", cxs_config_origin(cfg, "engine", "weights"), sub);
+		goto out;
+	}
+	for (uint32_t n = 0; n < e->nnodes; n++)
+		w[n] = tw[kind[n]];
+	if (cxs_balanced_rank_map(w, kind, ntypes, e->nnodes, (uint32_t)app->nranks,
+				  app->rank_map) != 0) {
+		cxs_set_err(err, errlen, "engine.mapping: out of memory for %u nodes", e->nnodes);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(kind);
+	free(w);
+	return rc;
+}
+
+/* engine.mapping, engine.map and engine.weights. */
 static int check_mapping(struct app *app, char *err, size_t errlen)
 {
 	const struct cxs_config *cfg = app->cfg;
 	struct cxs_engine_config *e = &app->ecfg;
 	unsigned mapping = cxs_config_enum(cfg, "engine", "mapping");
 	const char *map = cxs_config_str(cfg, "engine", "map");
+	static const char *const names[] = {"block", "round_robin", "explicit", "balanced"};
 	char sub[ERR_MAX];
 
-	if (mapping != APP_MAP_EXPLICIT) {
-		if (map[0] != '\0') {
-			cxs_set_err(err, errlen,
-				 "%s: engine.map: is set, but engine.mapping is %s (from %s); set "
-				 "engine.mapping = explicit to use it",
-				 cxs_config_origin(cfg, "engine", "map"),
-				 mapping == APP_MAP_BLOCK ? "block" : "round_robin",
-				 cxs_config_origin(cfg, "engine", "mapping"));
-			return -1;
-		}
-		e->mapping = mapping == APP_MAP_BLOCK ? CXS_MAP_BLOCK : CXS_MAP_ROUND_ROBIN;
-		return 0;
+	if (mapping != APP_MAP_EXPLICIT && map[0] != '\0') {
+		cxs_set_err(err, errlen,
+			 "%s: engine.map: is set, but engine.mapping is %s (from %s); set "
+			 "engine.mapping = explicit to use it",
+			 cxs_config_origin(cfg, "engine", "map"), names[mapping],
+			 cxs_config_origin(cfg, "engine", "mapping"));
+		return -1;
 	}
-	if (map[0] == '\0') {
+	if (mapping != APP_MAP_BALANCED && cxs_config_str(cfg, "engine", "weights")[0] != '\0') {
+		cxs_set_err(err, errlen,
+			 "%s: engine.weights: is set, but engine.mapping is %s (from %s); weights "
+			 "apply to engine.mapping = balanced only",
+			 cxs_config_origin(cfg, "engine", "weights"), names[mapping],
+			 cxs_config_origin(cfg, "engine", "mapping"));
+		return -1;
+	}
+	e->mapping = mapping == APP_MAP_ROUND_ROBIN ? CXS_MAP_ROUND_ROBIN : CXS_MAP_BLOCK;
+	if (mapping == APP_MAP_BLOCK || mapping == APP_MAP_ROUND_ROBIN)
+		return 0;
+	if (mapping == APP_MAP_EXPLICIT && map[0] == '\0') {
 		cxs_set_err(err, errlen,
 			 "%s: engine.mapping: explicit needs engine.map, the rank of each node "
 			 "in node order (e.g. \"0*8 1*8\")",
@@ -588,13 +660,15 @@ static int check_mapping(struct app *app, char *err, size_t errlen)
 		cxs_set_err(err, errlen, "engine.map: out of memory for %u nodes", e->nnodes);
 		return -1;
 	}
-	if (cxs_parse_rank_map(map, e->nnodes, (uint32_t)app->nranks, app->rank_map, sub,
-			       sizeof(sub)) != 0) {
+	if (mapping == APP_MAP_BALANCED) {
+		if (balanced_map(app, err, errlen) != 0)
+			return -1;
+	} else if (cxs_parse_rank_map(map, e->nnodes, (uint32_t)app->nranks, app->rank_map, sub,
+				      sizeof(sub)) != 0) {
 		cxs_set_err(err, errlen, "%s: %s", cxs_config_origin(cfg, "engine", "map"), sub);
 		return -1;
 	}
-	e->mapping = CXS_MAP_BLOCK; /* ignored: rank_map overrides it */
-	e->rank_map = app->rank_map;
+	e->rank_map = app->rank_map; /* overrides e->mapping */
 	return 0;
 }
 

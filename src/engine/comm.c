@@ -3,12 +3,20 @@
  * control plane.
  *
  * Waiting. Every wait in the engine goes through comm_wait, which tests its
- * requests in a loop that backs off in three stages: a short spin (the common
- * case at np = 2, where the peer answers within microseconds), then
- * sched_yield, then nanosleep doubling from 10 us to 1 ms. The last stage is
- * what lets 34 ranks share 2 cores: a rank that waits long gives its core
- * away instead of burning the time slice its peers need to reach the window's
- * end. Time spent yielding or sleeping is counted as idle time.
+ * requests in a loop that backs off in stages: a short spin (the common
+ * case at np = 2, where the peer answers within microseconds), then sleep.
+ * Inside the window loop, when every rank waited for is on this host and
+ * none of this rank's own sends is still moving, the sleep is a doorbell
+ * (doorbell.c): the rank sleeps in the kernel and the peer's send wakes it
+ * at once. With more ranks on the host than processors (34 on 2) the spin is
+ * only SPIN_POLLS_OVERSUB polls: a rank that cannot go on gives its core
+ * away at once. There is no sched_yield stage then: on this 2-core machine,
+ * shared with other work, 30 % of the np = 2 16x4 run's cycles went to
+ * sched_yield (perf, issue 12), and a yield hands the core to whatever else
+ * runs for a whole time slice, so the peer then waits for the yielder.
+ * Otherwise (peers on other hosts, agreements, the output phase) the rank
+ * yields up to YIELD_POLLS polls, then sleeps with nanosleep doubling from
+ * 10 us to 1 ms. Time spent yielding or sleeping is counted as idle time.
  *
  * Liveness. A wait that has made no progress for failure_timeout_s pings the
  * ranks it waits on (the peer of a reduction step, the senders of expected
@@ -33,6 +41,14 @@
 #include <time.h>
 
 #define SPIN_POLLS 256u
+#define SPIN_POLLS_OVERSUB 8u
+/*
+ * Polls before a rank with a core of its own sleeps on the doorbell (about a
+ * millisecond): a futex wake-up costs tens of microseconds here, more than
+ * a PHOLD window's work, and PHOLD 1024 LPs np = 2 ran 1.5 s with this spin
+ * against 2.1 s with 256 polls (medians of 5, loaded machine).
+ */
+#define DOOR_SPIN_POLLS 4096u
 #define YIELD_POLLS 4096u
 #define SLEEP_MIN_NS 10000L
 #define SLEEP_MAX_NS 1000000L
@@ -104,6 +120,7 @@ void ctl_send(struct cxs_engine *e, int dst, const struct ctl_hdr *h, const uint
 	}
 	MPI_Isend(buf, (int)len, MPI_BYTE, dst, TAG_CTL, MPI_COMM_WORLD, &psends[npsends].req);
 	psends[npsends++].buf = buf;
+	door_ring(e->door, dst);
 }
 
 void ctl_flush(struct cxs_engine *e, double seconds)
@@ -176,13 +193,67 @@ enum wait_result comm_service(struct cxs_engine *e)
 	return r;
 }
 
-void comm_backoff(struct cxs_engine *e, unsigned *polls, long *sleep_ns)
+/*
+ * How a wait that has spun long enough gives its core away (doorbell.c):
+ * asleep on the doorbell; yielding while one of its own transfers is under
+ * way (a message above the eager limit moves only while both ends poll, and
+ * a sleeping end would stall it for as long as the other sleeps); or, where
+ * no bell can ring (a peer on another host, outside the window loop, the
+ * agreement), with the nanosleep back-off. Testing the outstanding sends
+ * also moves them on.
+ */
+enum pause { PAUSE_DOOR, PAUSE_YIELD, PAUSE_BACKOFF };
+
+static enum pause how_to_pause(struct cxs_engine *e, bool can_ring)
+{
+	if (!can_ring || !e->door || !e->door_on || !e->wait_local)
+		return PAUSE_BACKOFF;
+	if (e->wait_busy)
+		return PAUSE_YIELD;
+	int done = 1;
+	for (int i = 0; i < e->nout_reqs && done; i++)
+		if (e->out_reqs[i] != MPI_REQUEST_NULL)
+			MPI_Testall(e->nout_reqs, e->out_reqs, &done, MPI_STATUSES_IGNORE);
+	if (done && e->red_sreq && *e->red_sreq != MPI_REQUEST_NULL)
+		MPI_Test(e->red_sreq, &done, MPI_STATUS_IGNORE);
+	if (done && npsends) {
+		reap_sends(false);
+		done = npsends == 0;
+	}
+	return done ? PAUSE_DOOR : PAUSE_YIELD;
+}
+
+/*
+ * One pause of a wait after its poll found it incomplete; returns true if a
+ * poll made here found it complete. Before sleeping on the doorbell the wait
+ * polls twice after door_arm: Open MPI's test calls report what was complete
+ * before they moved MPI on, so a message that arrived (and rang) before
+ * door_arm is seen only by the second poll, while one that arrives later
+ * rings after door_arm and ends the sleep at once.
+ */
+static bool pause_wait(struct cxs_engine *e, unsigned *polls, long *sleep_ns, comm_poll_fn *poll,
+		       void *ctx, int arg)
 {
 	unsigned p = ++*polls;
-	if (p < SPIN_POLLS)
-		return;
+	bool over = door_oversubscribed(e->door);
+	if (p < (over ? SPIN_POLLS_OVERSUB : SPIN_POLLS))
+		return false;
 	double t0 = comm_now();
-	if (p < YIELD_POLLS) {
+	enum pause how = how_to_pause(e, poll != NULL);
+	bool done = false;
+	if (how == PAUSE_DOOR && !over && p < DOOR_SPIN_POLLS)
+		return false; /* a free core: spin on, the peer may answer in microseconds */
+	if (how == PAUSE_DOOR) {
+		uint32_t armed = door_arm(e->door);
+		if (poll(ctx, arg) == 0 || poll(ctx, arg) == 0) {
+			done = true;
+		} else {
+			e->fig.door_sleeps++;
+			e->door_woke = door_sleep(e->door, armed);
+			if (!e->door_woke)
+				e->fig.door_timeouts++;
+		}
+	} else if (how == PAUSE_YIELD || p < YIELD_POLLS) {
 		sched_yield();
 	} else {
 		struct timespec ts = {0, *sleep_ns};
@@ -190,6 +261,12 @@ void comm_backoff(struct cxs_engine *e, unsigned *polls, long *sleep_ns)
 		*sleep_ns = *sleep_ns * 2 > SLEEP_MAX_NS ? SLEEP_MAX_NS : *sleep_ns * 2;
 	}
 	e->fig.idle_wall_s += comm_now() - t0;
+	return done;
+}
+
+void comm_backoff(struct cxs_engine *e, unsigned *polls, long *sleep_ns)
+{
+	pause_wait(e, polls, sleep_ns, NULL, NULL, 0);
 }
 
 static bool any_dead(const struct cxs_engine *e, const int *ranks, int n)
@@ -230,14 +307,21 @@ enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *
 	unsigned polls = 0;
 	long sleep_ns = SLEEP_MIN_NS;
 	enum wait_result r = WAIT_OK;
+	e->wait_local = e->door != NULL;
+	for (int i = 0; i < nawaited && e->wait_local; i++)
+		e->wait_local = door_local(e->door, awaited[i]);
 	for (;;) {
 		if (poll(ctx, arg) == 0)
 			break;
-		if ((polls & 15) == 15 && comm_service(e) == WAIT_CHANGED) {
+		/* Woken by a bell that was not for this wait: maybe a ping, answer it now. */
+		bool woke = e->door_woke;
+		e->door_woke = false;
+		if (((polls & 15) == 15 || woke) && comm_service(e) == WAIT_CHANGED) {
 			r = WAIT_CHANGED;
 			break;
 		}
-		comm_backoff(e, &polls, &sleep_ns);
+		if (pause_wait(e, &polls, &sleep_ns, poll, ctx, arg))
+			break;
 		if (polls < SPIN_POLLS || (polls & 31) != 0)
 			continue;
 		double now = comm_now();
@@ -261,11 +345,14 @@ enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *
 			}
 			cxs_log(CXS_LOG_WARN, e->now, "rank %d silent for %.1f s; starting agreement",
 				suspect, now - ping_at + to);
+			e->wait_local = false; /* the agreement's own waits decide for themselves */
 			membership_agree(e, "silent", suspect);
 			r = WAIT_CHANGED;
 			break;
 		}
 	}
+	e->wait_local = false;
+	e->door_woke = false;
 	e->fig.sync_wall_s += comm_now() - t0;
 	return r;
 }

@@ -6,6 +6,7 @@
  *   recv_set.c    receiving one message from each of several sources
  *   output.c      gathering the results on the writer at the end
  *   comm.c        waiting: polling with back-off, timeouts, pings, control service
+ *   doorbell.c    sleeping in a wait until a peer on this host sends (futex)
  *   membership.c  agreement on the dead set after a silence (leader + two phases)
  *   progress.c    the progress line
  *
@@ -56,11 +57,23 @@ static inline int tag_reduce(uint32_t epoch, uint64_t w)
  *   MIN  [0, N)        heap minimum of rank r (only r writes its slot)
  *        [N, 2N)       earliest message sent to rank r in this window
  *   OR   [2N, 2N+N*B)  bit s of row d: rank s sent a batch to rank d
- *   MAX  abort code, interrupting signal
- *   SUM  committed events, remote messages
+ *   MAX  abort code, interrupting signal, the window's events and busy time
+ *   SUM  committed events, remote messages, work done and its total (progress)
  */
-enum { RED_MAX_ABORT = 0, RED_MAX_INTERRUPT = 1, RED_NMAX = 2 };
-enum { RED_SUM_COMMITTED = 0, RED_SUM_REMOTE = 1, RED_NSUM = 2 };
+enum {
+	RED_MAX_ABORT = 0,
+	RED_MAX_INTERRUPT = 1,
+	RED_MAX_WIN_EVENTS = 2,  /* events handled in the window just ended */
+	RED_MAX_WIN_BUSY_NS = 3, /* wall time it took to handle them */
+	RED_NMAX = 4,
+};
+enum {
+	RED_SUM_COMMITTED = 0,
+	RED_SUM_REMOTE = 1,
+	RED_SUM_WORK_DONE = 2,  /* the nodes' progress (cxs_progress_fn), summed */
+	RED_SUM_WORK_TOTAL = 3,
+	RED_NSUM = 4,
+};
 
 struct red_layout {
 	uint32_t nranks;
@@ -141,6 +154,24 @@ double comm_now(void);
 void comm_service_now_and_then(struct cxs_engine *e);
 void comm_service_tick(void *ctx); /* the same, as an h5out tick callback */
 
+/* ---- doorbells (doorbell.c) ------------------------------------------------ */
+
+struct doorbell;
+/* The job's segment on this host, or NULL (np 1, no launcher, shm refused). */
+struct doorbell *door_open(int rank, int nranks);
+void door_unlink(struct doorbell *d);
+void door_close(struct doorbell *d);
+/* Whether `rank` is on this host (has opened the segment). False for NULL. */
+bool door_local(const struct doorbell *d, int rank);
+/* More ranks of the job on this host than processors this rank may use. */
+bool door_oversubscribed(const struct doorbell *d);
+/* After a send to `rank`: wakes it if it sleeps. Any d (NULL: nothing). */
+void door_ring(struct doorbell *d, int rank);
+/* The value to pass to door_sleep: read it before the last poll. */
+uint32_t door_arm(struct doorbell *d);
+/* Sleeps until a ring after door_arm, or a bound; false if the bound ended it. */
+bool door_sleep(struct doorbell *d, uint32_t armed);
+
 /* ---- receiving from several sources (recv_set.c) ------------------------- */
 
 struct recv_set {
@@ -151,6 +182,7 @@ struct recv_set {
 	unsigned char **buf;
 	size_t *bufcap;
 	int *len;
+	bool *busy;  /* while waiting: set when a message is received in part (doorbell.c) */
 };
 
 struct recv_set *recv_set_new(int cap);
@@ -223,6 +255,12 @@ void engine_drop_payload(struct cxs_event *ev);
 struct engine_figures {
 	uint64_t events, windows, remote_msgs, batches_sent, agreements;
 	uint64_t lost_batches;
+	uint64_t door_sleeps, door_timeouts; /* waits that slept; of those, ended by the bound */
+	/* Over all windows, the largest rank's events and busy time (the critical path of work). */
+	uint64_t crit_events;
+	double crit_busy_s;
+	uint64_t win_events0;   /* fig.events when the window began */
+	double win_busy0_s;     /* busy_wall_s when the window began */
 	double loop_wall_s, sync_wall_s, idle_wall_s, busy_wall_s, agreement_wall_s;
 };
 
@@ -301,7 +339,17 @@ struct cxs_engine {
 	double last_service;        /* wall time of the last service outside the event loop */
 	bool printed_progress;
 	uint64_t global_committed;
+	uint64_t global_work_done, global_work_total; /* from the last reduction */
+	bool has_progress;          /* some local node type has a progress callback */
 
+	/* waiting (comm.c, doorbell.c) */
+	struct doorbell *door;     /* NULL: poll with back-off only */
+	uint32_t door_armed;       /* door_arm() before the last poll */
+	bool door_on;              /* sleeping allowed: inside the window loop */
+	bool wait_local;           /* the current wait is on ranks of this host only */
+	bool wait_busy;            /* a transfer that rings no bell is in progress */
+	bool door_woke;            /* the last back-off slept and was rung */
+	MPI_Request *red_sreq;     /* the reduction step's send, while it is waited on */
 };
 
 /* calloc that stops the run when memory runs out (engine.c). */

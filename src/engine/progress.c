@@ -1,7 +1,14 @@
 /*
  * progress.c — one line on the writer rank (the lowest live rank) for runs
- * longer than a couple of seconds: simulated time, share of the end time,
- * committed events per wall second, estimated time left. On a terminal the
+ * longer than a couple of seconds: simulated time, share of the work done,
+ * committed events per wall second, estimated time left.
+ *
+ * The share is the nodes' own measure when they have one (cxs_progress_fn:
+ * a memory-system CN counts its cores' memory operations against the
+ * reference run's counts, so 16x4 ocean_cp shows "work 42%" and a time left
+ * from it), else the share of engine.end_time, which for a workload that
+ * ends long before its end-time cap means nothing (issue 12: "left ~
+ * 111965 s" on a run of seconds). Both come from the window reduction. On a terminal the
  * line is rewritten in place; otherwise each update is a plain line, at most
  * one per progress interval. --quiet silences it. Figures come from the
  * window reduction (a global sum), so printing costs no communication.
@@ -50,12 +57,17 @@ void progress_update(struct cxs_engine *e, bool final)
 	e->printed_progress = true;
 	cxs_time t = e->gmin < e->cfg.end_time ? e->gmin : e->cfg.end_time;
 	if (final)
-		t = e->cfg.end_time;
-	double share = e->cfg.end_time ? (double)t / (double)e->cfg.end_time : 1.0;
+		t = e->global_work_total ? e->now : e->cfg.end_time; /* a workload ends at its last event */
+	bool work = e->global_work_total > 0;
+	double share = work ? (double)e->global_work_done / (double)e->global_work_total
+		       : e->cfg.end_time ? (double)t / (double)e->cfg.end_time : 1.0;
+	if (final)
+		share = 1.0;
 	double rate = elapsed > 0 ? (double)e->global_committed / elapsed : 0;
 	double left = share > 0 ? elapsed * (1 - share) / share : 0;
-	fprintf(out, "%s[cxlsim] t=%.6g us (%5.1f%%)  %.3g events/s  %s %.0f s%s",
-		tty ? "\r" : "", (double)t / 1e6, 100 * share, rate, final ? "took" : "left ~",
-		final ? elapsed : left, tty ? (final ? "\033[K\n" : "\033[K") : "\n");
+	fprintf(out, "%s[cxlsim] t=%.6g us  %s %5.1f%%  %.3g events/s  %s %.0f s%s",
+		tty ? "\r" : "", (double)t / 1e6, work ? "work" : "of end time", 100 * share, rate,
+		final ? "took" : "left ~", final ? elapsed : left,
+		tty ? (final ? "\033[K\n" : "\033[K") : "\n");
 	fflush(out);
 }

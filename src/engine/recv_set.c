@@ -56,7 +56,7 @@ void recv_set_add(struct recv_set *s, int src)
 static int recv_set_poll(void *ctx, int tag)
 {
 	struct recv_set *s = ctx;
-	int pending = 0;
+	int pending = 0, partial = 0;
 	for (int i = 0; i < s->n; i++) {
 		if (s->state[i] == 0) {
 			int flag = 0;
@@ -85,7 +85,11 @@ static int recv_set_poll(void *ctx, int tag)
 		}
 		if (s->state[i] < 2)
 			pending++;
+		partial += s->state[i] == 1;
 	}
+	/* The rest of a message under way comes as its sender polls, ringing no bell. */
+	if (s->busy)
+		*s->busy = partial > 0;
 	return pending;
 }
 
@@ -100,6 +104,7 @@ int recv_set_wait(struct cxs_engine *e, struct recv_set *s, int tag)
 	if (recv_set_poll(s, tag) == 0)
 		return 0; /* everything had arrived: no clock, no allocation */
 	int *awaited = engine_xcalloc((size_t)(s->n ? s->n : 1), sizeof *awaited);
+	s->busy = &e->wait_busy;
 	for (;;) {
 		if (recv_set_poll(s, tag) == 0)
 			break;
@@ -133,6 +138,8 @@ int recv_set_wait(struct cxs_engine *e, struct recv_set *s, int tag)
 		}
 	}
 	free(awaited);
+	s->busy = NULL;
+	e->wait_busy = false;
 	return lost;
 }
 

@@ -26,6 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Open MPI's shared-memory eager limit (btl_vader_eager_limit, 4 KiB): a
+ * larger vector moves only while its sender polls, so its receiver must not
+ * sleep on the doorbell (doorbell.c). 4 KiB is the vector of ~90 ranks.
+ */
+#define RED_EAGER_BYTES 4096u
+
 void red_layout_init(struct red_layout *l, uint32_t nranks)
 {
 	l->nranks = nranks;
@@ -142,10 +149,16 @@ enum wait_result reduce_run(struct cxs_engine *e)
 		if (sends) {
 			memcpy(e->sendbuf, e->result, n * sizeof *e->result);
 			MPI_Isend(e->sendbuf, (int)n, MPI_UINT64_T, peer, tag, MPI_COMM_WORLD, &rq[0]);
+			door_ring(e->door, peer);
 		}
 		if (recvs)
 			MPI_Irecv(rbuf, (int)n, MPI_UINT64_T, peer, tag, MPI_COMM_WORLD, &rq[1]);
-		if (comm_wait(e, rq, 2, &peer, 1) == WAIT_CHANGED) {
+		e->red_sreq = &rq[0];
+		e->wait_busy = n * sizeof *e->result > RED_EAGER_BYTES;
+		enum wait_result wr = comm_wait(e, rq, 2, &peer, 1);
+		e->red_sreq = NULL;
+		e->wait_busy = false;
+		if (wr == WAIT_CHANGED) {
 			/*
 			 * A matched transfer cannot be cancelled and may still read or
 			 * write its buffer: give the buffers to MPI (leaked, once per

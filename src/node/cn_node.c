@@ -313,6 +313,13 @@ static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	}
 }
 
+static void cn_progress(const struct cxs_lp *lp, const void *state, uint64_t *done,
+			uint64_t *total)
+{
+	(void)lp;
+	workload_progress(state, done, total);
+}
+
 static void cn_finalize(struct cxs_lp *lp, void *state)
 {
 	struct cn_node *cn = state;
@@ -333,6 +340,7 @@ const struct cxs_node_type memsys_cn_type = {
 	.event = cn_event,
 	.failure = cn_failure,
 	.finalize = cn_finalize,
+	.progress = cn_progress,
 };
 
 /* ---- shared with the MN ----------------------------------------------------------- */

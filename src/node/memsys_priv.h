@@ -240,6 +240,8 @@ void workload_issue(struct cn_node *cn, const struct cxs_event *ev);
 void workload_step(struct cn_node *cn, const struct cxs_event *ev);
 void workload_done(struct cn_node *cn, const struct cxs_event *ev);
 void workload_cn_finish(struct cn_node *cn); /* counters, completion check, frees */
+/* Memory operations done and the reference run's count (0: unknown), over the CN's cores. */
+void workload_progress(const struct cn_node *cn, uint64_t *done, uint64_t *total);
 void workload_invalidated(struct cn_node *cn, cxs_time t, uint32_t core, uint64_t line);
 /* Recovery's pause of the cores, and the resume that hands them what waited. */
 void workload_pause(struct cn_node *cn);

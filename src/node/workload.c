@@ -380,6 +380,23 @@ static const char *blocked_by_failure(const struct cn_node *cn, uint32_t c, char
 	return NULL;
 }
 
+void workload_progress(const struct cn_node *cn, uint64_t *done, uint64_t *total)
+{
+	const struct memsys *M = cn->M;
+	const struct workload *w = &M->wl;
+	uint32_t node = cxs_lp_id(cn->lp);
+	*done = *total = 0;
+	for (uint32_t c = 0; c < M->cn.cores; c++) {
+		if (cn->kts && w->ref_ops) {
+			*done += cxs_kt_mem_ops(cn->kts[c]);
+			*total += w->ref_ops[node * M->cn.cores + c];
+		} else if (cn->testers) {
+			*done += cn->testers[c].done;
+			*total += w->tester.ops;
+		}
+	}
+}
+
 /*
  * Every core of a live CN must have finished (see the header). Memory
  * operations done and the reference run's count, summed over the CN's cores.

@@ -5,6 +5,11 @@
  * error whose message names engine.map and the offending entry. Every parse
  * writes into an array with a guard word behind it, so a parser that writes
  * past nnodes fails the test even without ASan.
+ *
+ * cxs_balanced_rank_map: 16 CNs + 16 MNs (the 16x4 run) spread evenly at 2,
+ * 3 and 4 ranks with the heavy type's remainder and the light type's
+ * remainders on different ranks; cxs_parse_weights: overrides, unknown
+ * types and bad numbers.
  */
 #include <check.h>
 #include <stdint.h>
@@ -145,6 +150,89 @@ START_TEST(test_zero_repeat)
 }
 END_TEST
 
+/* 16 CNs of weight w then 16 MNs of weight 1, mapped over nranks ranks. */
+static void map_16x4(double w, uint32_t nranks, uint32_t *out)
+{
+	double weight[32];
+	uint32_t kind[32];
+
+	for (int n = 0; n < 32; n++) {
+		weight[n] = n < 16 ? w : 1.0;
+		kind[n] = n < 16 ? 0 : 1;
+	}
+	ck_assert_int_eq(cxs_balanced_rank_map(weight, kind, 2, 32, nranks, out), 0);
+}
+
+START_TEST(test_balanced_spreads_each_type)
+{
+	for (uint32_t R = 1; R <= 5; R++) {
+		uint32_t out[32], cn[8] = {0}, mn[8] = {0};
+		double load[8] = {0};
+
+		map_16x4(8.0, R, out);
+		for (int n = 0; n < 32; n++) {
+			ck_assert_uint_lt(out[n], R);
+			(n < 16 ? cn : mn)[out[n]]++;
+			load[out[n]] += n < 16 ? 8.0 : 1.0;
+		}
+		for (uint32_t r = 0; r < R; r++) {
+			ck_assert_msg(cn[r] == 16 / R || cn[r] == 16 / R + 1, "R=%u rank %u: %u CNs", R, r, cn[r]);
+			ck_assert_msg(mn[r] == 16 / R || mn[r] == 16 / R + 1, "R=%u rank %u: %u MNs", R, r, mn[r]);
+			/* A rank with an extra CN gets no extra MN while another rank lacks one. */
+			if (16 % R != 0 && cn[r] == 16 / R + 1)
+				ck_assert_msg(mn[r] == 16 / R, "R=%u rank %u: extra CN and extra MN", R, r);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_balanced_two_ranks_is_round_robin_per_type)
+{
+	uint32_t out[32];
+
+	map_16x4(8.0, 2, out);
+	for (int n = 0; n < 32; n++)
+		ck_assert_uint_eq(out[n], (uint32_t)n % 2);
+}
+END_TEST
+
+START_TEST(test_balanced_heaviest_type_first)
+{
+	/* The light type listed first: the heavy one still sets the remainders. */
+	double weight[5] = {1, 1, 9, 9, 9};
+	uint32_t kind[5] = {1, 1, 0, 0, 0}, out[5];
+
+	ck_assert_int_eq(cxs_balanced_rank_map(weight, kind, 2, 5, 2, out), 0);
+	/* Heavy nodes 2, 3, 4 -> ranks 0, 1, 0; then both light ones split 1 + 1. */
+	ck_assert_uint_eq(out[2], 0);
+	ck_assert_uint_eq(out[3], 1);
+	ck_assert_uint_eq(out[4], 0);
+	ck_assert_uint_ne(out[0], out[1]);
+}
+END_TEST
+
+START_TEST(test_weights_parse)
+{
+	const char *names[] = {"cn", "mn"};
+	double w[2] = {8, 1};
+	char err[256];
+
+	ck_assert_int_eq(cxs_parse_weights("", names, 2, w, err, sizeof(err)), 0);
+	ck_assert(w[0] == 8 && w[1] == 1);
+	ck_assert_int_eq(cxs_parse_weights(" mn=2.5, cn=14 ", names, 2, w, err, sizeof(err)), 0);
+	ck_assert(w[0] == 14 && w[1] == 2.5);
+	ck_assert_int_eq(cxs_parse_weights("cm=3", names, 2, w, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "engine.weights: entry 1") && strstr(err, "cn, mn"), "%s", err);
+	ck_assert_int_eq(cxs_parse_weights("cn=0", names, 2, w, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "positive"), "%s", err);
+	ck_assert_int_eq(cxs_parse_weights("cn=4 mn=x", names, 2, w, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "entry 2"), "%s", err);
+	ck_assert_int_eq(cxs_parse_weights("cn", names, 2, w, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "TYPE=WEIGHT"), "%s", err);
+	ck_assert_ptr_null(strchr(err, '\n'));
+}
+END_TEST
+
 Suite *rank_map_suite(void)
 {
 	Suite *s = suite_create("rank_map");
@@ -159,6 +247,10 @@ Suite *rank_map_suite(void)
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_number_too_large);
 	tcase_add_test(tc, test_zero_repeat);
+	tcase_add_test(tc, test_balanced_spreads_each_type);
+	tcase_add_test(tc, test_balanced_two_ranks_is_round_robin_per_type);
+	tcase_add_test(tc, test_balanced_heaviest_type_first);
+	tcase_add_test(tc, test_weights_parse);
 	suite_add_tcase(s, tc);
 	return s;
 }

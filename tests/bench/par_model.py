@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""The scaling model of README "Parallel speed": critical paths and projections.
+
+    par_model.py RUN.h5 CORES_PER_CN [R ...]
+        RUN.h5 is an np = 1 memsys run with output.sample_interval equal to
+        the lookahead (90ns) and output.sample = engine/events. For each R it
+        builds the balanced map of src/app/rank_map.c (CN weight 2 per core,
+        MN 1) and sums, over the lookahead intervals, the largest rank's
+        events: crit(R), the critical path of work at R ranks.
+
+    par_model.py --project T_EV RHO C0 E W R:CRIT [R:CRIT ...]
+        T(R) = CRIT * T_EV * (1 + RHO) + W * (C0 + c_red) for c_red = 5 and
+        20 us; speed-up T(1) / T(R) with T(1) = E * T_EV.
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+import cxlsim_h5  # noqa: E402
+
+
+def balanced(types, weights, nranks):
+    """src/app/rank_map.c cxs_balanced_rank_map, for node types of one weight each."""
+    kinds = sorted(set(types), key=lambda t: (-weights[t], types.index(t)))
+    load, out = [0.0] * nranks, [0] * len(types)
+    for k in kinds:
+        nodes = [n for n, t in enumerate(types) if t == k]
+        c = len(nodes)
+        quota = [c // nranks] * nranks
+        for _ in range(c % nranks):
+            best = min((r for r in range(nranks) if quota[r] == c // nranks),
+                       key=lambda r: (load[r], r))
+            quota[best] += 1
+        nxt = 0
+        for n in nodes:
+            while quota[nxt] == 0:
+                nxt = (nxt + 1) % nranks
+            out[n] = nxt
+            quota[nxt] -= 1
+            load[nxt] += weights[k]
+            nxt = (nxt + 1) % nranks
+    return out
+
+
+def critical_paths(path, cores, ranks):
+    run = cxlsim_h5.load(path)
+    types = list(run.node_type)
+    d = np.diff(cxlsim_h5.series(path, "engine").to_numpy(), axis=0)
+    total = int(d.sum())
+    print(f"{path}: {len(types)} nodes, {d.shape[0]} intervals, "
+          f"{int((d.sum(axis=1) > 0).sum())} with events, {total} events")
+    for r in ranks:
+        m = balanced(types, {"cn": 2.0 * cores, "mn": 1.0}, r)
+        per = np.zeros((d.shape[0], r))
+        for n, q in enumerate(m):
+            per[:, q] += d[:, n]
+        crit = per.max(axis=1).sum()
+        print(f"R={r:3d}: crit {int(crit):9d} events, {crit / (total / r):.2f}x the mean, "
+              f"at most {total / crit:.2f}x faster than np = 1")
+
+
+def project(t_ev, rho, c0, events, windows, pairs):
+    t1 = events * t_ev
+    print("| R | work | sync at 5 / 20 us | speed-up at 5 us | at 20 us |")
+    print("| --- | --- | --- | --- | --- |")
+    for r, crit in pairs:
+        work = crit * t_ev * (1 + rho)
+        s5, s20 = windows * (c0 + 5e-6), windows * (c0 + 20e-6)
+        print(f"| {r} | {work:.3f} s | {s5:.3f} / {s20:.3f} s | {t1 / (work + s5):.2f}x | "
+              f"{t1 / (work + s20):.2f}x |")
+
+
+if __name__ == "__main__":
+    a = sys.argv[1:]
+    if a and a[0] == "--project":
+        project(float(a[1]), float(a[2]), float(a[3]), int(a[4]), int(a[5]),
+                [tuple(int(x) for x in p.split(":")) for p in a[6:]])
+    else:
+        critical_paths(a[0], int(a[1]), [int(x) for x in a[2:]])
