@@ -116,8 +116,11 @@ def read_params(out, dev):
     p = {}
     for line in open(params_path(out, dev)):
         if "=" in line and not line.startswith("#"):
-            k, v = line.split("=")
-            p[k.strip()] = float(v)
+            k, v = (t.strip() for t in line.split("="))
+            try:
+                p[k] = float(v)
+            except ValueError:
+                p[k] = v  # S_DRd's form: drd_x, drd_base
     return p
 
 
@@ -145,7 +148,8 @@ def cmd_calibrate(out):
                 files += [d, x]
         camp("calibrate", "-o", params_path(out, dev), *files)
         p = read_params(out, dev)
-        print(f"  {dev}: {len(files) // 2} pairs: p {p['p']:.4g} q {p['q']:.4g} k_drd "
+        print(f"  {dev}: {len(files) // 2} pairs: S_DRd on x = {p.get('drd_x', 'l_over_mlp')}, "
+              f"{p.get('drd_base', 's_llc')}: p {p['p']:.4g} q {p['q']:.4g} k_drd "
               f"{p['k_drd']:.3f} k_cache {p['k_cache']:.3f} k_store {p['k_store']:.3f}, idle "
               f"{p['l_idle_dram'] / GHZ:.0f} / {p['l_idle_cxl'] / GHZ:.0f} ns")
 

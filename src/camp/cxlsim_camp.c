@@ -177,8 +177,10 @@ static int cmd_calibrate(const struct opts *o)
 	if (camp_params_write(path, &P, NULL, err, sizeof err) != 0)
 		goto out;
 	printf("p = %.6g  q = %.6g  k_drd = %.6g  k_cache = %.6g  k_store = %.6g\n"
+	       "S_DRd = k_drd / (p + q %s) %s/c\n"
 	       "idle demand-read latency: DRAM %.1f, CXL %.1f cycles; %zu pairs -> %s\n",
-	       P.p, P.q, P.k_drd, P.k_cache, P.k_store, P.l_idle_dram, P.l_idle_cxl, n, path);
+	       P.p, P.q, P.k_drd, P.k_cache, P.k_store, P.drd_x == CAMP_DRD_X_LAT ? "L" : "L/MLP",
+	       P.drd_base == CAMP_DRD_BASE_MEM ? "C" : "s_LLC", P.l_idle_dram, P.l_idle_cxl, n, path);
 	rc = 0;
 out:
 	free(pairs);
@@ -235,7 +237,8 @@ static int cmd_predict(const struct opts *o)
 		struct camp_features f;
 		struct camp_slowdown s;
 		if (camp_read(o->files[i], &c, err, sizeof err) != 0 ||
-		    camp_features(&c, &f, err, sizeof err) != 0)
+		    camp_features(&c, &f, err, sizeof err) != 0 ||
+		    camp_predict_need(&P, &c, err, sizeof err) != 0)
 			return fail(err);
 		camp_predict(&P, &f, &s);
 		if (o->csv)

@@ -2,7 +2,7 @@
 # cxlsim-camp end to end on scaled runs (inputs/camp.ini, cxl_a):
 #   - calibrate on the four microbenchmarks only (pointer chase with 1 and 4
 #     chains, stream, strided, memset; 1 and 2 threads), DRAM-only and
-#     CXL-only each;
+#     CXL-only each; they choose S_DRd's form over L on C;
 #   - predict twelve other workloads (2 threads) by CAMP's workflow (the 5 %
 #     rule: a latency-bound one from its DRAM run alone, a bandwidth-bound one
 #     from its DRAM and CXL runs): Pearson r of predicted against measured
@@ -41,6 +41,11 @@ for w in $micro; do
 	pairs+=("$WORK/$n-dram.h5" "$WORK/$n-cxl.h5")
 done
 "$CAMP" calibrate -o "$WORK/params.txt" "${pairs[@]}"
+# On this machine MLP does not change with the device and s_LLC is a fraction
+# of the memory-active cycles for the streams: the microbenchmarks choose
+# S_DRd's hyperbola over L and its base C (camp_model.c), not Eq. 5's form.
+grep -qx "drd_x = l" "$WORK/params.txt" && grep -qx "drd_base = c_mem" "$WORK/params.txt" || {
+	echo "calibration kept another S_DRd form:"; cat "$WORK/params.txt"; exit 1; }
 : >"$WORK/acc.csv"
 for w in $work; do
 	n=${w%%:*}
