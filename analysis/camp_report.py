@@ -315,8 +315,9 @@ def explain(r, P):
             why.append(f"S_DRd over by {pw - mw:+.2f}: hyper-parallelism (MLP {p['mlp']:.1f}: "
                        f"the CXL run overlaps more than the mean MLP tells)")
         else:
-            why.append(f"S_DRd {pw:.2f} predicted vs {mw:.2f} grown (L/MLP {p['l_over_mlp']:.0f} "
-                       f"cycles, s_LLC/c {p['s_llc']:.2f})")
+            why.append(f"S_DRd {pw:.2f} predicted vs {mw:.2f} grown (L {p['latency']:.0f} = "
+                       f"{r['lat_ratio']:.2f} x idle, L/MLP {p['l_over_mlp']:.0f} cycles, "
+                       f"s_LLC/c {p['s_llc']:.2f})")
     elif worst == "cache":
         why.append(f"S_Cache {pw:.2f} predicted vs {mw:.2f} grown (R_LFB {p['r_lfb']:.2f}, "
                    f"R_Mem {p['r_mem']:.2f}, s_Cache/c {p['s_cache_stalls']:.3f}): prefetch "

@@ -22,6 +22,13 @@
  *      total slowdown instead lets one component's k soak up another's
  *      error (a stream's prefetch cliff raised k_store), and the
  *      per-component accuracy the paper reports would be unexamined.
+ *      The authors' artifact (MoatLab/CAMP, prof/proc/param.py) fits
+ *      each of these lines with an intercept too; fitted on the
+ *      microbenchmarks alone, an intercept is the offset of a few
+ *      calibration points (cxlsim's CXL-A: +0.084 on S_Cache from the
+ *      streams' prefetch cliff, +0.065 on S_DRd) that every predicted
+ *      workload would then carry, cache-resident ones included, so the
+ *      lines here go through the origin.
  *      A's stall count s is fitted both as s_LLC (Eq. 5) and as the
  *      memory-active cycles C = P13 (Eq. 4), and the line with the smaller
  *      residual is kept (drd_base).

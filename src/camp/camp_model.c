@@ -34,7 +34,8 @@
  *       R_Lat - 1 = (L_CXL - L) / L: the device's added latency over the
  *       DRAM latency, a hyperbola in L. Dividing L by MLP then moves a
  *       program along the curve without changing its y: pointer chases of
- *       1..8 chains have one L and y 1.26-1.43 while L/MLP runs 214..35.
+ *       1..8 chains have nearly one L (1.00-1.10 x idle) and y 1.26-1.43
+ *       while L/MLP runs 214..35.
  *
  * The measured slowdown of a (DRAM, CXL) pair is the time ratio minus one;
  * its components, as Melody attributes them, are the growth of each stall

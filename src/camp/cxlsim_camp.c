@@ -246,10 +246,12 @@ static int cmd_predict(const struct opts *o)
 			       o->files[i], s.drd, s.cache, s.store, s.total, f.lom, f.lat, f.mlp, f.s_llc,
 			       f.s_cache, f.s_sb, f.r_lfb, f.r_mem);
 		else
-			printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f  (L/MLP %.1f cycles, "
-			       "s_LLC %.2f, s_Cache %.2f, s_SB %.2f, R_LFB %.2f, R_Mem %.2f%s)\n",
-			       o->files[i], s.drd, s.cache, s.store, s.total, f.lom, f.s_llc, f.s_cache,
-			       f.s_sb, f.r_lfb, f.r_mem, f.r_mem_uncore ? " uncore" : "");
+			printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f  (L %.1f, L/MLP %.1f "
+			       "cycles, C %.2f, s_LLC %.2f, s_Cache %.2f, s_SB %.2f, R_LFB %.2f, R_Mem "
+			       "%.2f%s)\n",
+			       o->files[i], s.drd, s.cache, s.store, s.total, f.lat, f.lom, f.c_mem,
+			       f.s_llc, f.s_cache, f.s_sb, f.r_lfb, f.r_mem,
+			       f.r_mem_uncore ? " uncore" : "");
 	}
 	return 0;
 }
