@@ -116,8 +116,11 @@ def read_params(out, dev):
     p = {}
     for line in open(params_path(out, dev)):
         if "=" in line and not line.startswith("#"):
-            k, v = line.split("=")
-            p[k.strip()] = float(v)
+            k, v = (t.strip() for t in line.split("="))
+            try:
+                p[k] = float(v)
+            except ValueError:
+                p[k] = v  # S_DRd's form: drd_x, drd_base
     return p
 
 
@@ -145,7 +148,8 @@ def cmd_calibrate(out):
                 files += [d, x]
         camp("calibrate", "-o", params_path(out, dev), *files)
         p = read_params(out, dev)
-        print(f"  {dev}: {len(files) // 2} pairs: p {p['p']:.4g} q {p['q']:.4g} k_drd "
+        print(f"  {dev}: {len(files) // 2} pairs: S_DRd on x = {p.get('drd_x', 'l_over_mlp')}, "
+              f"{p.get('drd_base', 's_llc')}: p {p['p']:.4g} q {p['q']:.4g} k_drd "
               f"{p['k_drd']:.3f} k_cache {p['k_cache']:.3f} k_store {p['k_store']:.3f}, idle "
               f"{p['l_idle_dram'] / GHZ:.0f} / {p['l_idle_cxl'] / GHZ:.0f} ns")
 
@@ -311,8 +315,9 @@ def explain(r, P):
             why.append(f"S_DRd over by {pw - mw:+.2f}: hyper-parallelism (MLP {p['mlp']:.1f}: "
                        f"the CXL run overlaps more than the mean MLP tells)")
         else:
-            why.append(f"S_DRd {pw:.2f} predicted vs {mw:.2f} grown (L/MLP {p['l_over_mlp']:.0f} "
-                       f"cycles, s_LLC/c {p['s_llc']:.2f})")
+            why.append(f"S_DRd {pw:.2f} predicted vs {mw:.2f} grown (L {p['latency']:.0f} = "
+                       f"{r['lat_ratio']:.2f} x idle, L/MLP {p['l_over_mlp']:.0f} cycles, "
+                       f"s_LLC/c {p['s_llc']:.2f})")
     elif worst == "cache":
         why.append(f"S_Cache {pw:.2f} predicted vs {mw:.2f} grown (R_LFB {p['r_lfb']:.2f}, "
                    f"R_Mem {p['r_mem']:.2f}, s_Cache/c {p['s_cache_stalls']:.3f}): prefetch "

@@ -88,12 +88,28 @@ int camp_need(const struct camp_counts *c, const enum camp_ev *evs, size_t n, ch
 
 /* ---- the model (camp_model.c) ------------------------------------------------ */
 
+/*
+ * S_DRd's two forms (camp_model.c): the hyperbola's argument, and the stall
+ * count it scales. The paper's Eq. 5 is (L/MLP, s_LLC); calibration keeps
+ * whichever of each fits the microbenchmarks better (camp_fit.c).
+ */
+enum camp_drd_x {
+	CAMP_DRD_X_LOM = 0, /* 1 / (p + q L/MLP)   (Eq. 5; "l_over_mlp") */
+	CAMP_DRD_X_LAT,     /* 1 / (p + q L)       ("l") */
+};
+enum camp_drd_base {
+	CAMP_DRD_BASE_SLLC = 0, /* s_LLC = P3 / c, Eq. 5's proxy ("s_llc") */
+	CAMP_DRD_BASE_MEM,      /* C = P13 / c, Eq. 4's memory-active cycles ("c_mem") */
+};
+
 /* Platform constants, fitted once per platform by camp_calibrate. */
 struct camp_params {
-	double p, q;                 /* Eq. 5's hyperbola: 1 / (p + q L/MLP) */
+	double p, q;                 /* the hyperbola: 1 / (p + q x), x per drd_x */
 	double k_drd, k_cache, k_store;
 	double l_idle_dram, l_idle_cxl; /* idle demand-read latency, core cycles */
 	uint32_t pairs;              /* calibration pairs it was fitted from */
+	uint8_t drd_x;               /* enum camp_drd_x (0 in a file without the key) */
+	uint8_t drd_base;            /* enum camp_drd_base (likewise) */
 };
 
 /* Derived quantities of one run (all ratios of counters). */
@@ -102,6 +118,7 @@ struct camp_features {
 	double lat;        /* L = P11 / P12, cycles */
 	double mlp;        /* P11 / P13 */
 	double lom;        /* L / MLP = P13 / P12 */
+	double c_mem;      /* P13 / cycles: memory-active cycles C = N L / MLP (Eq. 3) */
 	double s_llc;      /* P3 / cycles */
 	double s_cache;    /* (P1 - P2) / cycles */
 	double s_sb;       /* P6 / cycles */
@@ -120,6 +137,9 @@ struct camp_slowdown {
 };
 void camp_predict(const struct camp_params *P, const struct camp_features *f,
 		  struct camp_slowdown *out);
+/* 0 if c has every event P's S_DRd form reads (P11 for x = L), else -1. */
+int camp_predict_need(const struct camp_params *P, const struct camp_counts *c, char *err,
+		      size_t errlen);
 
 /* Measured slowdown of a (DRAM, CXL) pair: time ratio - 1, and the stall deltas. */
 int camp_measure(const struct camp_counts *dram, const struct camp_counts *cxl,
@@ -158,10 +178,11 @@ struct camp_pair {
 };
 
 /*
- * Fits p, q (Eq. 5's hyperbola, GSL nonlinear least squares on the pairs'
- * R_Lat / R_MLP - 1 against L/MLP) and then k_drd, k_cache, k_store, each
- * by least squares through the origin of its component's measured growth
- * (camp_measure) on its predictor. The idle latencies come from the pair
+ * Fits p, q (the hyperbola, GSL nonlinear least squares on the pairs'
+ * R_Lat / R_MLP - 1 against L/MLP and against L, keeping the better fit:
+ * drd_x) and then k_drd, k_cache, k_store, each by least squares through
+ * the origin of its component's measured growth (camp_measure) on its
+ * predictor (k_drd on s_LLC and on C, keeping the better: drd_base). The idle latencies come from the pair
  * with the lowest DRAM MLP (a pointer chase) unless *idle_* are > 0. -1 with
  * a message when the pairs cannot determine the constants (too few
  * memory-bound pairs, a component no pair exercises, a failed fit).

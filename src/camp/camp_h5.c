@@ -14,14 +14,23 @@
  *   l1d_misses                 P4
  *   lfb_hits                   P5
  *   bound_on_stores            P6
- *   l1_pf_requests             P7 (L1 prefetches: their responses)
- *   l1_pf_requests - l1_pf_from_mem   P8 (those not served from memory)
+ *   l1_pf_offcore              P7 (L1 prefetches that missed L2: the offcore
+ *                                  responses OFFCORE_RESPONSE counts)
+ *   l1_pf_offcore - l1_pf_from_mem    P8 (of those, the ones L3 served)
  *   l2_pf_requests             P9
  *   l2_pf_l3_hits              P10
  *   demand_reads_outstanding   P11
  *   demand_reads               P12
  *   cycles_with_demand_read    P13
  *   (no uncore: P14..P17 absent, so R_Mem uses the SKX form)
+ *
+ * P11..P13 are cxlsim's L3-miss demand-read counters: on Intel they are the
+ * L3_MISS_DEMAND_DATA_RD variants, where the paper's P11..P13 also count
+ * demand reads that hit L3 (README "CAMP").
+ *
+ * A file written before l1_pf_offcore existed gives P7 = l1_pf_requests,
+ * every L1 prefetch including those L2 served, which OFFCORE_RESPONSE does
+ * not see: its R_Mem is lower wherever L2 holds prefetched lines.
  *
  * and the run's time as max(roi_end_ps) - min(roi_begin_ps) over the CNs
  * (component "workload"), which is what the slowdown is measured on.
@@ -61,7 +70,6 @@ static const struct map core_map[] = {
 	{"l1d_misses", CAMP_L1_MISS},
 	{"lfb_hits", CAMP_LFB_HIT},
 	{"bound_on_stores", CAMP_BOUND_STORES},
-	{"l1_pf_requests", CAMP_PF_L1D_ANY},
 	{"l2_pf_requests", CAMP_PF_L2_ANY},
 	{"l2_pf_l3_hits", CAMP_PF_L2_L3HIT},
 	{"demand_reads_outstanding", CAMP_ORO_DRD},
@@ -72,8 +80,8 @@ static const struct map core_map[] = {
 
 struct acc {
 	struct camp_counts *c;
-	double pf_from_mem;
-	bool have_pf_from_mem;
+	double pf_from_mem, pf_requests, pf_offcore;
+	bool have_pf_from_mem, have_pf_requests, have_pf_offcore;
 	uint64_t roi_begin, roi_end; /* min, max */
 	bool have_cores;
 	uint32_t cns;
@@ -129,14 +137,20 @@ static int add_core(hid_t g, struct acc *a)
 		}
 		camp_add(a->c, core_map[i].ev, v);
 	}
-	if (exists(g, "l1_pf_from_mem")) {
+	/* P7 and P8 come from the L1 prefetch counters together (after the loop) */
+	static const char *const pf[3] = {"l1_pf_from_mem", "l1_pf_requests", "l1_pf_offcore"};
+	double *sum[3] = {&a->pf_from_mem, &a->pf_requests, &a->pf_offcore};
+	bool *have[3] = {&a->have_pf_from_mem, &a->have_pf_requests, &a->have_pf_offcore};
+	for (int i = 0; i < 3; i++) {
 		double v;
-		if (read_sum(g, "l1_pf_from_mem", &v, NULL, NULL) != 0) {
-			a->err_what = "l1_pf_from_mem";
+		if (!exists(g, pf[i]))
+			continue;
+		if (read_sum(g, pf[i], &v, NULL, NULL) != 0) {
+			a->err_what = pf[i];
 			return -1;
 		}
-		a->pf_from_mem += v;
-		a->have_pf_from_mem = true;
+		*sum[i] += v;
+		*have[i] = true;
 	}
 	return 0;
 }
@@ -262,8 +276,11 @@ int camp_read_h5(const char *path, struct camp_counts *out, char *err, size_t er
 			 path);
 		goto out;
 	}
-	if (out->state[CAMP_PF_L1D_ANY] == CAMP_COUNTED && a.have_pf_from_mem)
-		camp_add(out, CAMP_PF_L1D_L3HIT, out->v[CAMP_PF_L1D_ANY] - a.pf_from_mem);
+	if ((a.have_pf_offcore || a.have_pf_requests) && a.have_pf_from_mem) {
+		double any = a.have_pf_offcore ? a.pf_offcore : a.pf_requests;
+		camp_add(out, CAMP_PF_L1D_ANY, any);
+		camp_add(out, CAMP_PF_L1D_L3HIT, any - a.pf_from_mem);
+	}
 	if (a.cns && a.roi_end > a.roi_begin)
 		camp_add(out, CAMP_TIME_NS, (double)(a.roi_end - a.roi_begin) / 1e3);
 	rc = 0;

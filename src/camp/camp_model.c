@@ -7,12 +7,35 @@
  * (c: cycles; L/MLP = P13 / P12, the latency per outstanding demand read,
  * since L = P11 / P12 and MLP = P11 / P13):
  *
- *   S_DRd   = k_drd / (p + q L/MLP) * s_LLC / c          s_LLC = P3     (Eq. 5)
+ *   S_DRd   = k_drd / (p + q x) * s / c                             (Eq. 5)
+ *             x = L/MLP (the paper's) or L = P11 / P12
+ *             s = s_LLC = P3 (the paper's) or C = P13
  *   S_Cache = k_cache * R_LFB * R_Mem * s_Cache / c      s_Cache = P1 - P2 (Eq. 6)
  *             R_LFB = P5 / (P5 + P4)
  *             R_Mem = (P7 - P8) / P7   (SKX: L1 prefetches served from memory)
  *                   = P14 / P15 * P16 / (P16 + P17)   (SPR/EMR uncore proxy)
  *   S_Store = k_store * s_SB / c                        s_SB = P6        (Eq. 7)
+ *
+ * S_DRd's two choices, made by calibration on the microbenchmarks
+ * (camp_fit.c; the parameter file's drd_x and drd_base):
+ *
+ *   s   Eq. 5 is Eq. 4, S_DRd = (R_Lat / R_MLP - 1) C / c, with the stall
+ *       cycles s_LLC standing in for the memory-active cycles C (the paper:
+ *       "50-70 % coverage"). C needs no proxy: Little's law makes it
+ *       N L / MLP = P12 (P11 / P12) / (P11 / P13) = P13, a counter Eq. 5
+ *       already reads for L/MLP. What CXL adds is latency, and a miss's
+ *       added latency is stalled on whether or not its DRAM latency was
+ *       hidden, so the stall growth follows C, not s_LLC (on cxlsim's
+ *       CXL-A pairs with s_LLC/c >= 0.02 the growth of P3 is 0.96-1.12
+ *       times that of P13, median 1.00, while s_LLC is 0.3-0.9 of C for
+ *       the streams and prefetch-heavy programs).
+ *   x   The hyperbola stands for R_Lat / R_MLP - 1. Where MLP does not
+ *       change with the device (the paper's MLP invariance, §5.2.1), that is
+ *       R_Lat - 1 = (L_CXL - L) / L: the device's added latency over the
+ *       DRAM latency, a hyperbola in L. Dividing L by MLP then moves a
+ *       program along the curve without changing its y: pointer chases of
+ *       1..8 chains have nearly one L (1.00-1.10 x idle) and y 1.26-1.43
+ *       while L/MLP runs 214..35.
  *
  * The measured slowdown of a (DRAM, CXL) pair is the time ratio minus one;
  * its components, as Melody attributes them, are the growth of each stall
@@ -66,6 +89,7 @@ int camp_features(const struct camp_counts *c, struct camp_features *f, char *er
 		f->lat = ratio(v[CAMP_ORO_DRD], v[CAMP_OR_DRD]);
 		f->mlp = ratio(v[CAMP_ORO_DRD], v[CAMP_ORO_CYC_DRD]);
 	}
+	f->c_mem = v[CAMP_ORO_CYC_DRD] / f->cycles;
 	f->s_llc = v[CAMP_STALLS_L3] / f->cycles;
 	f->s_cache = fmax(0, v[CAMP_STALLS_L1D] - v[CAMP_STALLS_L2]) / f->cycles;
 	f->s_sb = v[CAMP_BOUND_STORES] / f->cycles;
@@ -88,11 +112,20 @@ int camp_features(const struct camp_counts *c, struct camp_features *f, char *er
 	return 0;
 }
 
+int camp_predict_need(const struct camp_params *P, const struct camp_counts *c, char *err,
+		      size_t errlen)
+{
+	static const enum camp_ev lat[] = {CAMP_ORO_DRD};
+	return P->drd_x == CAMP_DRD_X_LAT ? camp_need(c, lat, 1, err, errlen) : 0;
+}
+
 void camp_predict(const struct camp_params *P, const struct camp_features *f,
 		  struct camp_slowdown *out)
 {
-	double h = P->p + P->q * f->lom;
-	out->drd = h > 0 ? P->k_drd / h * f->s_llc : 0;
+	double x = P->drd_x == CAMP_DRD_X_LAT ? f->lat : f->lom;
+	double s = P->drd_base == CAMP_DRD_BASE_MEM ? f->c_mem : f->s_llc;
+	double h = P->p + P->q * x;
+	out->drd = h > 0 ? P->k_drd / h * s : 0;
 	out->cache = P->k_cache * f->r_lfb * f->r_mem * f->s_cache;
 	out->store = P->k_store * f->s_sb;
 	out->total = out->drd + out->cache + out->store;

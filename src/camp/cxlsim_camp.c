@@ -177,8 +177,10 @@ static int cmd_calibrate(const struct opts *o)
 	if (camp_params_write(path, &P, NULL, err, sizeof err) != 0)
 		goto out;
 	printf("p = %.6g  q = %.6g  k_drd = %.6g  k_cache = %.6g  k_store = %.6g\n"
+	       "S_DRd = k_drd / (p + q %s) %s/c\n"
 	       "idle demand-read latency: DRAM %.1f, CXL %.1f cycles; %zu pairs -> %s\n",
-	       P.p, P.q, P.k_drd, P.k_cache, P.k_store, P.l_idle_dram, P.l_idle_cxl, n, path);
+	       P.p, P.q, P.k_drd, P.k_cache, P.k_store, P.drd_x == CAMP_DRD_X_LAT ? "L" : "L/MLP",
+	       P.drd_base == CAMP_DRD_BASE_MEM ? "C" : "s_LLC", P.l_idle_dram, P.l_idle_cxl, n, path);
 	rc = 0;
 out:
 	free(pairs);
@@ -235,7 +237,8 @@ static int cmd_predict(const struct opts *o)
 		struct camp_features f;
 		struct camp_slowdown s;
 		if (camp_read(o->files[i], &c, err, sizeof err) != 0 ||
-		    camp_features(&c, &f, err, sizeof err) != 0)
+		    camp_features(&c, &f, err, sizeof err) != 0 ||
+		    camp_predict_need(&P, &c, err, sizeof err) != 0)
 			return fail(err);
 		camp_predict(&P, &f, &s);
 		if (o->csv)
@@ -243,10 +246,12 @@ static int cmd_predict(const struct opts *o)
 			       o->files[i], s.drd, s.cache, s.store, s.total, f.lom, f.lat, f.mlp, f.s_llc,
 			       f.s_cache, f.s_sb, f.r_lfb, f.r_mem);
 		else
-			printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f  (L/MLP %.1f cycles, "
-			       "s_LLC %.2f, s_Cache %.2f, s_SB %.2f, R_LFB %.2f, R_Mem %.2f%s)\n",
-			       o->files[i], s.drd, s.cache, s.store, s.total, f.lom, f.s_llc, f.s_cache,
-			       f.s_sb, f.r_lfb, f.r_mem, f.r_mem_uncore ? " uncore" : "");
+			printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f  (L %.1f, L/MLP %.1f "
+			       "cycles, C %.2f, s_LLC %.2f, s_Cache %.2f, s_SB %.2f, R_LFB %.2f, R_Mem "
+			       "%.2f%s)\n",
+			       o->files[i], s.drd, s.cache, s.store, s.total, f.lat, f.lom, f.c_mem,
+			       f.s_llc, f.s_cache, f.s_sb, f.r_lfb, f.r_mem,
+			       f.r_mem_uncore ? " uncore" : "");
 	}
 	return 0;
 }

@@ -223,6 +223,7 @@ static int prefetch(struct cxs_core *c, cxs_time now, uint64_t line, bool into_l
 		if (c->counting) {
 			c->c[C_l1_pf_requests]++;
 			c->c[C_l1_pf_from_mem] += lvl >= CXS_LVL_LOCAL;
+			c->c[C_l1_pf_offcore] += lvl >= CXS_LVL_L3;
 		}
 	} else {
 		if (c->l2pf_inflight >= L2PF_MAX || l2pf_find(c, line))

@@ -32,11 +32,12 @@
 	X(forwarded, "loads", "loads served by store-to-load forwarding")                            \
 	X(replays, "loads", "loads replayed because their line was lost before they retired (TSO; MACHINE_CLEARS.MEMORY_ORDERING)") \
 	X(dep_waits, "ops", "loads and stores that entered the window before the load their address or value depends on had completed (dataflow)") \
-	X(demand_reads, "loads", "demand loads that missed L3 (OFFCORE_REQUESTS.DEMAND_DATA_RD)")    \
-	X(demand_reads_outstanding, "cycles", "sum over cycles of L3-missing demand loads outstanding (OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD); / demand_reads = mean latency") \
-	X(cycles_with_demand_read, "cycles", "cycles with at least one L3-missing demand load outstanding (OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD); outstanding / this = MLP") \
-	X(l1_pf_requests, "requests", "L1 prefetcher requests (L1D_PEND_MISS / SW-visible prefetch responses)") \
+	X(demand_reads, "loads", "demand loads that missed L3 (OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD; CAMP's P12, OFFCORE_REQUESTS.DEMAND_DATA_RD, also counts those that hit L3)") \
+	X(demand_reads_outstanding, "cycles", "sum over cycles of L3-missing demand loads outstanding (OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD; P11 also counts L3 hits); / demand_reads = mean latency") \
+	X(cycles_with_demand_read, "cycles", "cycles with at least one L3-missing demand load outstanding (OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD; P13 also counts L3 hits); outstanding / this = MLP") \
+	X(l1_pf_requests, "requests", "L1 prefetcher requests, L2 hits included (no offcore event counts these; see l1_pf_offcore)") \
 	X(l1_pf_from_mem, "requests", "L1 prefetches that missed L3 (served from memory): R_Mem's numerator") \
+	X(l1_pf_offcore, "requests", "L1 prefetches that missed L2, the ones the uncore answers (OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE): R_Mem's denominator") \
 	X(l2_pf_requests, "requests", "L2 prefetcher requests (L2_RQSTS.ALL_PF)")                     \
 	X(l2_pf_l3_hits, "requests", "L2 prefetches that hit L3 (L2_RQSTS.PF_MISS minus LLC misses)") \
 	X(store_prefetches, "requests", "exclusive prefetches sent for stores (RFO prefetch)")        \

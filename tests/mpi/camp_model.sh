@@ -2,11 +2,12 @@
 # cxlsim-camp end to end on scaled runs (inputs/camp.ini, cxl_a):
 #   - calibrate on the four microbenchmarks only (pointer chase with 1 and 4
 #     chains, stream, strided, memset; 1 and 2 threads), DRAM-only and
-#     CXL-only each;
+#     CXL-only each; they choose S_DRd's form over L on C;
 #   - predict twelve other workloads (2 threads) by CAMP's workflow (the 5 %
 #     rule: a latency-bound one from its DRAM run alone, a bandwidth-bound one
 #     from its DRAM and CXL runs): Pearson r of predicted against measured
 #     slowdown >= 0.9, with at least four predicted from one run;
+#   - R_Mem reads P7 as the L1 prefetches that missed L2;
 #   - a workload whose counters are swapped (stalls on L3 misses <-> cycles
 #     bound on stores, in a copy of its file) is mispredicted by far;
 #   - interleave and best-shot: a bandwidth-bound run asks for its CXL run
@@ -41,6 +42,11 @@ for w in $micro; do
 	pairs+=("$WORK/$n-dram.h5" "$WORK/$n-cxl.h5")
 done
 "$CAMP" calibrate -o "$WORK/params.txt" "${pairs[@]}"
+# On this machine MLP does not change with the device and s_LLC is a fraction
+# of the memory-active cycles for the streams: the microbenchmarks choose
+# S_DRd's hyperbola over L and its base C (camp_model.c), not Eq. 5's form.
+grep -qx "drd_x = l" "$WORK/params.txt" && grep -qx "drd_base = c_mem" "$WORK/params.txt" || {
+	echo "calibration kept another S_DRd form:"; cat "$WORK/params.txt"; exit 1; }
 : >"$WORK/acc.csv"
 for w in $work; do
 	n=${w%%:*}
@@ -65,6 +71,20 @@ print(f"the DRAM run alone for every workload: Pearson r {np.corrcoef(one, m)[0,
 assert len(rows) == 12 and r >= 0.9, f"Pearson r {r:.3f} < 0.9"
 assert sum(r[2] == "1" for r in rows) >= 4, "too few latency-bound workloads to test the one-run model"
 PY
+# R_Mem's P7 is the L1 prefetches that missed L2 (OFFCORE_RESPONSE sees no
+# L2 hit): cxlsim-camp's R_Mem is l1_pf_from_mem / l1_pf_offcore, and the
+# offcore ones are a subset of all L1 prefetches.
+for n in spmv gpt2_mlp; do
+	rm_=$("$CAMP" predict -p "$WORK/params.txt" --csv "$WORK/$n-dram.h5" | tail -1 | awk -F, '{print $NF}')
+	/usr/bin/python3 - "$WORK/$n-dram.h5" "$rm_" <<'PY'
+import sys, h5py
+c = h5py.File(sys.argv[1], "r")["stats/core"]
+req, off, mem = (c[k][()].sum() for k in ("l1_pf_requests", "l1_pf_offcore", "l1_pf_from_mem"))
+assert mem <= off <= req and off > 0, (mem, off, req)
+assert abs(float(sys.argv[2]) - mem / off) < 1e-5, (sys.argv[2], mem / off)
+print(f"{sys.argv[1].split('/')[-1]}: R_Mem {mem / off:.4f} (over all L1 prefetches it would be {mem / req:.4f})")
+PY
+done
 # The fit can fail: swapped counters (a copy of the file whose columns swap).
 SWAP="$SRC/tests/mpi/camp_h5swap.py"
 /usr/bin/python3 "$SWAP" "$WORK/xsbench-dram.h5" "$WORK/xs-swapped.h5" stalls_l3_miss bound_on_stores

@@ -226,6 +226,9 @@ START_TEST(test_calibrate_recovers_known_constants)
 	ck_assert_msg(near(P.k_drd, TK[0], 1e-6) && near(P.k_cache, TK[1], 1e-6) &&
 			      near(P.k_store, TK[2], 1e-6),
 		      "k %g %g %g", P.k_drd, P.k_cache, P.k_store);
+	/* pairs that follow the paper's Eq. 5 keep its form */
+	ck_assert_uint_eq(P.drd_x, CAMP_DRD_X_LOM);
+	ck_assert_uint_eq(P.drd_base, CAMP_DRD_BASE_SLLC);
 	ck_assert(near(P.l_idle_dram, 200, 1e-9)); /* the lowest-MLP pair's latencies */
 	ck_assert(near(P.l_idle_cxl, 200 * (1 + 1 / (TP + TQ * 200)), 1e-6));
 	ck_assert_uint_eq(P.pairs, 7);
@@ -250,6 +253,82 @@ START_TEST(test_calibrate_recovers_known_constants)
 	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
 	ck_assert_msg(strstr(err, "missing key q"), "%s", err);
 	unlink(path);
+}
+END_TEST
+
+/*
+ * Pairs whose demand-read slowdown follows Eq. 4 with a device that adds a
+ * latency: the CXL run's latency is R times the DRAM run's at the same MLP,
+ * R - 1 = 1 / (p + q L) whatever the MLP, and the L3-miss stall cycles grow
+ * by k (R - 1) C, C = P13 / c the memory-active cycles. Calibration must
+ * choose the hyperbola in L and the base C, and recover p, q, k_drd.
+ */
+static const double LP = 0.05, LQ = 0.003;
+
+static void make_pair_l(struct camp_pair *pr, double l, double m, double s_llc, double s_cache,
+			double s_sb)
+{
+	double y = 1 / (LP + LQ * l), cmem = l * 1e6 / m / 1e9; /* synth's P13 / cycles */
+	double sd = TK[0] * y * cmem, sc = TK[1] * 0.75 * 0.75 * s_cache, ss = TK[2] * s_sb;
+	double S = sd + sc + ss;
+	pr->dram = synth(1e9, l, m, s_llc, s_cache, s_sb, 1e6);
+	pr->cxl = synth(1e9 * (1 + S), l * (1 + y), m, (s_llc + sd) / (1 + S), (s_cache + sc) / (1 + S),
+			(s_sb + ss) / (1 + S), 1e6 * (1 + S));
+}
+
+START_TEST(test_calibrate_chooses_latency_form)
+{
+	struct camp_pair pairs[6];
+	make_pair_l(&pairs[0], 200, 1, 0.19, 0, 0);     /* pointer chase */
+	make_pair_l(&pairs[1], 210, 4, 0.05, 0.02, 0);  /* 4 chains: same L, L/MLP a quarter */
+	make_pair_l(&pairs[2], 320, 10, 0.02, 0.15, 0); /* loaded stream: s_LLC well below C */
+	make_pair_l(&pairs[3], 150, 12, 0.012, 0.05, 0);/* strided, row hits */
+	make_pair_l(&pairs[4], 260, 2, 0.06, 0.3, 0.02);
+	make_pair_l(&pairs[5], 200, 1, 0.01, 0, 0.9);   /* memset */
+	struct camp_params P;
+	char err[1024];
+	ck_assert_msg(camp_calibrate(pairs, 6, 0, 0, &P, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(P.drd_x, CAMP_DRD_X_LAT);
+	ck_assert_uint_eq(P.drd_base, CAMP_DRD_BASE_MEM);
+	ck_assert_msg(near(P.p, LP, 1e-6) && near(P.q, LQ, 1e-8), "p %g q %g", P.p, P.q);
+	ck_assert_msg(near(P.k_drd, TK[0], 1e-6), "k_drd %g", P.k_drd);
+	/* prediction from a DRAM run alone reproduces the synthetic growth */
+	struct camp_features f;
+	struct camp_slowdown pr, me;
+	ck_assert(camp_features(&pairs[2].dram, &f, err, sizeof err) == 0);
+	camp_predict(&P, &f, &pr);
+	ck_assert(camp_measure(&pairs[2].dram, &pairs[2].cxl, &me, err, sizeof err) == 0);
+	ck_assert_msg(near(pr.drd, me.drd, 1e-6), "S_DRd %g vs %g", pr.drd, me.drd);
+
+	/* The form is in the parameter file and read back; a bad name is refused by
+	 * name; a file without the keys (before they existed) has the paper's form. */
+	char path[] = "/tmp/camp-params.XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert(camp_params_write(path, &P, NULL, err, sizeof err) == 0);
+	struct camp_params Q;
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
+	ck_assert(Q.drd_x == CAMP_DRD_X_LAT && Q.drd_base == CAMP_DRD_BASE_MEM && Q.p == P.p);
+	FILE *fp = fopen(path, "a");
+	fputs("drd_x = latency\n", fp);
+	fclose(fp);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, ": drd_x: expected l_over_mlp or l, got 'latency'"), "%s", err);
+	fp = fopen(path, "w");
+	fputs("p = 1\nq = 2\nk_drd = 1\nk_cache = 1\nk_store = 1\nl_idle_dram = 200\n"
+	      "l_idle_cxl = 500\n", fp);
+	fclose(fp);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
+	ck_assert(Q.drd_x == CAMP_DRD_X_LOM && Q.drd_base == CAMP_DRD_BASE_SLLC);
+	unlink(path);
+
+	/* The form in L needs P11 (the latency); without it, one line naming it. */
+	struct camp_counts c = pairs[0].dram;
+	c.state[CAMP_ORO_DRD] = CAMP_ABSENT;
+	ck_assert(camp_predict_need(&Q, &c, err, sizeof err) == 0); /* L/MLP: P12, P13 only */
+	ck_assert(camp_predict_need(&P, &c, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "offcore_requests_outstanding.demand_data_rd"), "%s", err);
 }
 END_TEST
 
@@ -339,6 +418,7 @@ Suite *camp_suite(void)
 	tcase_add_test(tc, test_perf_errors_are_one_clear_line);
 	tcase_add_test(tc, test_predict_matches_hand_values);
 	tcase_add_test(tc, test_calibrate_recovers_known_constants);
+	tcase_add_test(tc, test_calibrate_chooses_latency_form);
 	tcase_add_test(tc, test_calibrate_refuses_what_it_cannot_fit);
 	tcase_add_test(tc, test_interleave_closed_forms);
 	suite_add_tcase(s, tc);
