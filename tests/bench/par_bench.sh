@@ -68,7 +68,7 @@ for _ in $(seq "$reps"); do
 	[ "$hev" = "$ev1" ] && [ "$ev1" = "$ev2" ] || { echo "event counts differ: heap $hev, np=1 $ev1, np=2 $ev2"; exit 1; }
 	echo "$hr" >>"$tmp/h"; echo "$ev1 / $w1" | bc -l >>"$tmp/p1"; echo "$ev2 / $w2" | bc -l >>"$tmp/p2"
 done
-h=$(median <"$tmp/h") p1=$(median <"$tmp/p1") p2=$(median <"$tmp/p2")
+h=$(median <"$tmp/h" | awk '{printf "%.1f", $1}') p1=$(median <"$tmp/p1") p2=$(median <"$tmp/p2")
 printf '%-28s %12.3e %12.3e %12.3e %9.0f%% %9.2fx\n' "($ev1 events, all three)" "$h" "$p1" "$p2" \
 	"$(echo "100 * $p1 / $h" | bc -l)" "$(echo "$p2 / $p1" | bc -l)"
 : >"$tmp/p16"
