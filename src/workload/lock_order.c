@@ -16,6 +16,7 @@
 
 #include "cxlsim/errmsg.h"
 #include "cxlsim/lock_order.h"
+#include "disk_priv.h"
 
 struct disk_hdr {
 	uint8_t magic[8];
@@ -45,26 +46,6 @@ _Static_assert(sizeof(struct disk_run) == CXS_LOCK_ORDER_RUN_BYTES, "run is 8 by
 /* Turns are numbered in 32 bits by the replay (the high half of its lock word). */
 #define MAX_TURNS (UINT64_C(1) << 32)
 
-static void put(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t hash(uint64_t a)
-{
-	a ^= a >> 33;
-	a *= UINT64_C(0xff51afd7ed558ccd);
-	return a ^ (a >> 29);
-}
 
 /* ---- the accumulator ----------------------------------------------------------- */
 
@@ -109,7 +90,7 @@ static int acc_grow(struct cxs_lock_acc *a)
 		return -1;
 	memset(s, 0xff, ns * sizeof *s);
 	for (size_t i = 0; i < a->n; i++) {
-		size_t k = hash(a->l[i].addr) & (ns - 1);
+		size_t k = disk_hash(a->l[i].addr) & (ns - 1);
 		while (s[k] != UINT32_MAX)
 			k = (k + 1) & (ns - 1);
 		s[k] = (uint32_t)i;
@@ -127,7 +108,7 @@ static struct acc_lock *acc_lock(struct cxs_lock_acc *a, uint64_t addr)
 		return &a->l[a->last];
 	if (2 * (a->n + 1) > a->nslot && acc_grow(a) != 0)
 		return NULL;
-	size_t k = hash(addr) & (a->nslot - 1);
+	size_t k = disk_hash(addr) & (a->nslot - 1);
 	for (; a->slot[k] != UINT32_MAX; k = (k + 1) & (a->nslot - 1))
 		if (a->l[a->slot[k]].addr == addr)
 			return &a->l[a->last = a->slot[k]];
@@ -232,11 +213,11 @@ int cxs_lock_acc_write(struct cxs_lock_acc *a, const char *path, uint32_t thread
 	}
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, CXS_LOCK_ORDER_MAGIC, 8);
-	put(h.version, CXS_LOCK_ORDER_VERSION, 2);
-	put(h.header_bytes, CXS_LOCK_ORDER_HEADER_BYTES, 2);
-	put(h.threads, threads, 4);
-	put(h.locks, a->n, 8);
-	put(h.crc, crc32(0, (const Bytef *)&h, offsetof(struct disk_hdr, crc)), 4);
+	disk_put(h.version, CXS_LOCK_ORDER_VERSION, 2);
+	disk_put(h.header_bytes, CXS_LOCK_ORDER_HEADER_BYTES, 2);
+	disk_put(h.threads, threads, 4);
+	disk_put(h.locks, a->n, 8);
+	disk_put(h.crc, crc32(0, (const Bytef *)&h, offsetof(struct disk_hdr, crc)), 4);
 	if (fwrite(&h, sizeof h, 1, f) != 1)
 		goto io;
 	for (size_t i = 0; i < a->n; i++) {
@@ -245,9 +226,9 @@ int cxs_lock_acc_write(struct cxs_lock_acc *a, const char *path, uint32_t thread
 		uint64_t runs = 0;
 		for (uint64_t t = 0; t < l->len; t++)
 			runs += t == 0 || l->owner[t] != l->owner[t - 1];
-		put(d.addr, l->addr, 8);
-		put(d.turns, l->len, 8);
-		put(d.runs, runs, 8);
+		disk_put(d.addr, l->addr, 8);
+		disk_put(d.turns, l->len, 8);
+		disk_put(d.runs, runs, 8);
 		if (!out(f, &d, sizeof d, &crc))
 			goto io;
 		for (uint64_t t = 0; t < l->len;) {
@@ -255,8 +236,8 @@ int cxs_lock_acc_write(struct cxs_lock_acc *a, const char *path, uint32_t thread
 			while (e < l->len && l->owner[e] == l->owner[t])
 				e++;
 			struct disk_run r;
-			put(r.thread, l->owner[t], 4);
-			put(r.count, e - t, 4); /* < 2^32: turns are */
+			disk_put(r.thread, l->owner[t], 4);
+			disk_put(r.count, e - t, 4); /* < 2^32: turns are */
 			if (!out(f, &r, sizeof r, &crc))
 				goto io;
 			t = e;
@@ -264,7 +245,7 @@ int cxs_lock_acc_write(struct cxs_lock_acc *a, const char *path, uint32_t thread
 		total += l->len;
 	}
 	uint8_t c[4];
-	put(c, crc, 4);
+	disk_put(c, crc, 4);
 	if (fwrite(c, 4, 1, f) != 1 || fflush(f) != 0 || fsync(fileno(f)) != 0)
 		goto io;
 	if (fclose(f) != 0) {
@@ -324,18 +305,18 @@ int cxs_lock_order_read(const char *path, struct cxs_lock_order *o, char *err, s
 			    " \"%s\")", path, CXS_LOCK_ORDER_MAGIC);
 		goto fail;
 	}
-	if (get(h.version, 2) != CXS_LOCK_ORDER_VERSION || get(h.header_bytes, 2) != sizeof h) {
+	if (disk_get(h.version, 2) != CXS_LOCK_ORDER_VERSION || disk_get(h.header_bytes, 2) != sizeof h) {
 		cxs_set_err(err, errlen, "%s: unsupported lock order version %u (this build reads"
-			    " %d)", path, (unsigned)get(h.version, 2), CXS_LOCK_ORDER_VERSION);
+			    " %d)", path, (unsigned)disk_get(h.version, 2), CXS_LOCK_ORDER_VERSION);
 		goto fail;
 	}
-	if (get(h.crc, 4) != crc32(0, (const Bytef *)&h, offsetof(struct disk_hdr, crc)) ||
-	    get(h.reserved, 4) != 0) {
+	if (disk_get(h.crc, 4) != crc32(0, (const Bytef *)&h, offsetof(struct disk_hdr, crc)) ||
+	    disk_get(h.reserved, 4) != 0) {
 		cxs_set_err(err, errlen, "%s: header CRC mismatch (damaged)", path);
 		goto fail;
 	}
-	locks = get(h.locks, 8);
-	o->threads = (uint32_t)get(h.threads, 4);
+	locks = disk_get(h.locks, 8);
+	o->threads = (uint32_t)disk_get(h.threads, 4);
 	if (locks > (UINT64_C(1) << 31)) {
 		cxs_set_err(err, errlen, "%s: %" PRIu64 " locks is more than a lock order holds",
 			    path, locks);
@@ -358,11 +339,11 @@ int cxs_lock_order_read(const char *path, struct cxs_lock_order *o, char *err, s
 			o->e = ne;
 		}
 		struct cxs_lock_ent *e = &o->e[o->n];
-		e->addr = get(d.addr, 8);
-		e->turns = get(d.turns, 8);
+		e->addr = disk_get(d.addr, 8);
+		e->turns = disk_get(d.turns, 8);
 		e->run0 = o->nruns;
 		e->nruns = 0;
-		uint64_t runs = get(d.runs, 8);
+		uint64_t runs = disk_get(d.runs, 8);
 		if ((o->n > 0 && e->addr <= o->e[o->n - 1].addr) || e->addr % 8 != 0 ||
 		    e->turns == 0 || e->turns >= MAX_TURNS || runs == 0 || runs > e->turns) {
 			cxs_set_err(err, errlen, "%s: lock %" PRIu64 " (0x%" PRIx64 ") is not valid:"
@@ -392,8 +373,8 @@ int cxs_lock_order_read(const char *path, struct cxs_lock_order *o, char *err, s
 				run_cap = nc;
 			}
 			struct cxs_lock_run *x = &o->runs[o->nruns];
-			x->thread = (uint32_t)get(r.thread, 4);
-			x->count = (uint32_t)get(r.count, 4);
+			x->thread = (uint32_t)disk_get(r.thread, 4);
+			x->count = (uint32_t)disk_get(r.count, 4);
 			x->first = sum;
 			if (x->thread >= o->threads || x->count == 0 || sum + x->count > e->turns) {
 				cxs_set_err(err, errlen, "%s: lock %" PRIu64 " (0x%" PRIx64 "), run %"
@@ -414,7 +395,7 @@ int cxs_lock_order_read(const char *path, struct cxs_lock_order *o, char *err, s
 			goto fail;
 		}
 	}
-	if (fread(c, 4, 1, f) != 1 || get(c, 4) != crc) {
+	if (fread(c, 4, 1, f) != 1 || disk_get(c, 4) != crc) {
 		cxs_set_err(err, errlen, "%s: CRC mismatch or missing after the locks (damaged or"
 			    " truncated)", path);
 		goto fail;

@@ -15,6 +15,7 @@
 #include "cxlsim/errmsg.h"
 #include "cxlsim/page_map.h"
 #include "cxlsim/trace.h"
+#include "disk_priv.h"
 
 struct disk_hdr {
 	uint8_t magic[8];
@@ -37,26 +38,6 @@ struct disk_ent {
 _Static_assert(sizeof(struct disk_hdr) == CXS_PAGE_MAP_HEADER_BYTES, "header is 32 bytes");
 _Static_assert(sizeof(struct disk_ent) == CXS_PAGE_MAP_ENTRY_BYTES, "entry is 16 bytes");
 
-static void put(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t hash(uint64_t page)
-{
-	page ^= page >> 33;
-	page *= UINT64_C(0xff51afd7ed558ccd);
-	return page ^ (page >> 29);
-}
 
 int cxs_page_map_write(const char *path, const struct cxs_page_ent *e, size_t n,
 		       uint32_t threads, char *err, size_t errlen)
@@ -78,18 +59,18 @@ int cxs_page_map_write(const char *path, const struct cxs_page_ent *e, size_t n,
 	}
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, CXS_PAGE_MAP_MAGIC, 8);
-	put(h.version, CXS_PAGE_MAP_VERSION, 2);
-	put(h.header_bytes, CXS_PAGE_MAP_HEADER_BYTES, 2);
-	put(h.threads, threads, 4);
-	put(h.count, n, 8);
-	put(h.crc, crc32(0, (const Bytef *)&h, offsetof(struct disk_hdr, crc)), 4);
+	disk_put(h.version, CXS_PAGE_MAP_VERSION, 2);
+	disk_put(h.header_bytes, CXS_PAGE_MAP_HEADER_BYTES, 2);
+	disk_put(h.threads, threads, 4);
+	disk_put(h.count, n, 8);
+	disk_put(h.crc, crc32(0, (const Bytef *)&h, offsetof(struct disk_hdr, crc)), 4);
 	if (fwrite(&h, sizeof h, 1, f) != 1)
 		goto io;
 	for (size_t i = 0; i < n; i++) {
 		struct disk_ent d;
-		put(d.page, e[i].page, 8);
-		put(d.owner, e[i].owner, 4);
-		put(d.threads, e[i].threads, 2);
+		disk_put(d.page, e[i].page, 8);
+		disk_put(d.owner, e[i].owner, 4);
+		disk_put(d.threads, e[i].threads, 2);
 		d.where = e[i].where;
 		d.flags = e[i].flags;
 		crc = (uint32_t)crc32(crc, (const Bytef *)&d, sizeof d);
@@ -97,7 +78,7 @@ int cxs_page_map_write(const char *path, const struct cxs_page_ent *e, size_t n,
 			goto io;
 	}
 	uint8_t c[4];
-	put(c, crc, 4);
+	disk_put(c, crc, 4);
 	if (fwrite(c, 4, 1, f) != 1 || fflush(f) != 0 || fsync(fileno(f)) != 0)
 		goto io;
 	if (fclose(f) != 0) {
@@ -130,7 +111,7 @@ static int build_index(struct cxs_page_map *m)
 		return -1;
 	memset(m->index, 0xff, m->index_cap * sizeof *m->index);
 	for (size_t i = 0; i < m->n; i++) {
-		size_t k = hash(m->e[i].page) & (m->index_cap - 1);
+		size_t k = disk_hash(m->e[i].page) & (m->index_cap - 1);
 		while (m->index[k] != UINT32_MAX)
 			k = (k + 1) & (m->index_cap - 1);
 		m->index[k] = (uint32_t)i;
@@ -161,18 +142,18 @@ int cxs_page_map_read(const char *path, struct cxs_page_map *m, char *err, size_
 			    path, CXS_PAGE_MAP_MAGIC);
 		goto fail;
 	}
-	if (get(h.version, 2) != CXS_PAGE_MAP_VERSION || get(h.header_bytes, 2) != sizeof h) {
+	if (disk_get(h.version, 2) != CXS_PAGE_MAP_VERSION || disk_get(h.header_bytes, 2) != sizeof h) {
 		cxs_set_err(err, errlen, "%s: unsupported page map version %u (this build reads %d)",
-			    path, (unsigned)get(h.version, 2), CXS_PAGE_MAP_VERSION);
+			    path, (unsigned)disk_get(h.version, 2), CXS_PAGE_MAP_VERSION);
 		goto fail;
 	}
-	if (get(h.crc, 4) != crc32(0, (const Bytef *)&h, offsetof(struct disk_hdr, crc)) ||
-	    get(h.reserved, 4) != 0) {
+	if (disk_get(h.crc, 4) != crc32(0, (const Bytef *)&h, offsetof(struct disk_hdr, crc)) ||
+	    disk_get(h.reserved, 4) != 0) {
 		cxs_set_err(err, errlen, "%s: header CRC mismatch (damaged)", path);
 		goto fail;
 	}
-	count = get(h.count, 8);
-	m->threads = (uint32_t)get(h.threads, 4);
+	count = disk_get(h.count, 8);
+	m->threads = (uint32_t)disk_get(h.threads, 4);
 	if (count > (UINT64_C(1) << 31)) {
 		cxs_set_err(err, errlen, "%s: %" PRIu64 " entries is more than a page map holds",
 			    path, count);
@@ -192,9 +173,9 @@ int cxs_page_map_read(const char *path, struct cxs_page_map *m, char *err, size_
 		}
 		crc = (uint32_t)crc32(crc, (const Bytef *)&d, sizeof d);
 		struct cxs_page_ent *e = &m->e[i];
-		e->page = get(d.page, 8);
-		e->owner = (uint32_t)get(d.owner, 4);
-		e->threads = (uint16_t)get(d.threads, 2);
+		e->page = disk_get(d.page, 8);
+		e->owner = (uint32_t)disk_get(d.owner, 4);
+		e->threads = (uint16_t)disk_get(d.threads, 2);
 		e->where = d.where;
 		e->flags = d.flags;
 		if ((i > 0 && e->page <= m->e[i - 1].page) || e->owner >= m->threads ||
@@ -207,7 +188,7 @@ int cxs_page_map_read(const char *path, struct cxs_page_map *m, char *err, size_
 		}
 	}
 	m->n = (size_t)count;
-	if (fread(c, 4, 1, f) != 1 || get(c, 4) != crc) {
+	if (fread(c, 4, 1, f) != 1 || disk_get(c, 4) != crc) {
 		cxs_set_err(err, errlen, "%s: entries CRC mismatch or missing (damaged or truncated)",
 			    path);
 		goto fail;
@@ -233,7 +214,7 @@ struct cxs_page_ent *cxs_page_map_find(const struct cxs_page_map *m, uint64_t pa
 {
 	if (m->index_cap == 0)
 		return NULL;
-	for (size_t k = hash(page) & (m->index_cap - 1);; k = (k + 1) & (m->index_cap - 1)) {
+	for (size_t k = disk_hash(page) & (m->index_cap - 1);; k = (k + 1) & (m->index_cap - 1)) {
 		uint32_t i = m->index[k];
 		if (i == UINT32_MAX)
 			return NULL;
