@@ -200,6 +200,15 @@ void cxs_kt_unlock_turn(struct cxs_kt *kt, uint64_t addr, uint32_t turn);
  * episode, so that its count is reset once.
  */
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n);
+/*
+ * The same barrier with the sense given by the caller (a program with many
+ * barrier objects keeps one per object, e.g. its episode's parity) instead
+ * of the thread's own. first_n: the n threads are those with ids 0 .. n-1
+ * (cxs_kt_barrier: n is every thread of the program), so that it shrinks
+ * after a failure; otherwise it counts arrivals and does not shrink.
+ */
+void cxs_kt_barrier_sense(struct cxs_kt *kt, uint64_t addr, uint32_t n, uint64_t sense,
+			  bool first_n);
 
 void cxs_kt_roi_begin(struct cxs_kt *kt);
 void cxs_kt_roi_end(struct cxs_kt *kt);

@@ -509,8 +509,13 @@ static bool lowest_live(const struct cxs_kt *kt, uint64_t dead, uint64_t all)
 
 void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 {
-	uint64_t sense = kt->sense ^ 1;
-	kt->sense = sense;
+	kt->sense ^= 1;
+	cxs_kt_barrier_sense(kt, addr, n, kt->sense, n == kt->p.img->nthreads);
+}
+
+void cxs_kt_barrier_sense(struct cxs_kt *kt, uint64_t addr, uint32_t n, uint64_t sense,
+			  bool first_n)
+{
 	/*
 	 * The count word is a mask of arrivals (bit = thread id) when every
 	 * thread of the program takes part, so that after a failure the dead
@@ -523,7 +528,7 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 	 * or when it learns of a failure while waiting; a load tells which are
 	 * missing, as the dead add nothing more and nobody else adds theirs.
 	 */
-	bool masked = n <= 64 && n == kt->p.img->nthreads;
+	bool masked = n <= 64 && first_n;
 	uint64_t all = n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
 	uint64_t add = masked ? UINT64_C(1) << kt->p.id : 1;
 	uint64_t view = failed_view(kt), dead = masked ? dead_threads(kt, n) : 0;
