@@ -104,6 +104,7 @@ struct cxs_lu_params {
 	cxs_time sram_ps;      /* SRAM access: 4 ns */
 	double watermark;      /* share of dram_bytes that asks for an early flush */
 	int zlib_level;        /* 9 (the paper's gzip -9) */
+	bool check_dram;       /* a VAL's stamps checked against the DRAM log (log_unit.c) */
 };
 void cxs_lu_default_params(struct cxs_lu_params *p);
 
@@ -202,7 +203,7 @@ void cxs_dk_chunks_free(struct cxs_dk_chunk *chunks, size_t n);
  * its buffer and DRAM log once for the whole list, so their entry count, or 0
  * when n is 0.
  */
-size_t cxs_lu_latest(const struct cxs_lu *lu, const uint64_t *words, size_t n,
+size_t cxs_lu_latest(struct cxs_lu *lu, const uint64_t *words, size_t n,
 		     struct cxs_dk_entry *out, uint8_t *found);
 /* Every entry, buffer first (where 0) then DRAM log (where 1), in order: for checks. */
 void cxs_lu_foreach(const struct cxs_lu *lu,

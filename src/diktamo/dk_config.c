@@ -45,6 +45,7 @@ int cxs_dk_configure(const struct cxs_config *cfg, struct cxs_dk_params *p, char
 	p->rec_log_entry_ps = cxs_config_time_ps(cfg, "diktamo", "recovery_log_entry");
 	p->rec_inflate_bytes_per_ps = cxs_config_double(cfg, "diktamo", "recovery_inflate_gbps") * 1e-3;
 	p->check = cxs_config_bool(cfg, "diktamo", "check");
+	p->lu.check_dram = p->check;
 	p->fault = (enum cxs_dk_fault)cxs_config_enum(cfg, "diktamo", "fault");
 	return 0;
 }
