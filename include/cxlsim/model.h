@@ -33,7 +33,16 @@ struct cxs_model_run {
 	cxs_time lookahead;          /* the model's minimum delay between nodes, > 0 */
 	const char *lookahead_section, *lookahead_key; /* the key behind it, for messages */
 	cxs_type_of_fn *type_of;     /* called with ctx */
+	/*
+	 * engine.end_time when it is 0 (the default): a benchmark's own end
+	 * (PHOLD's, after ROSS), or for a model whose runs end when their
+	 * workload does a safety cap far beyond any workload (CXS_END_CAP).
+	 */
+	cxs_time end_time;
 };
+
+/* The default cap of models whose runs end on their own: 100 s of simulated time. */
+#define CXS_END_CAP ((cxs_time)100 * 1000 * 1000 * 1000 * 1000)
 
 struct cxs_model {
 	const char *name;            /* engine.model */

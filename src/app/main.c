@@ -544,6 +544,8 @@ static int check_times(struct app *app, cxs_time model_lookahead, const char *se
 	}
 	e->lookahead = model_lookahead;
 	e->end_time = cxs_config_time_ps(cfg, "engine", "end_time");
+	if (e->end_time == 0)
+		e->end_time = app->run.end_time;
 	if (e->end_time <= e->lookahead) {
 		format_ps(e->end_time, a, sizeof(a));
 		format_ps(e->lookahead, b, sizeof(b));

@@ -274,6 +274,7 @@ static int configure(const struct cxs_config *cfg, struct cxs_model_run *out, ch
 		.lookahead_section = "axle",
 		.lookahead_key = "mem_rt",
 		.type_of = type_of,
+		.end_time = CXS_END_CAP,
 	};
 	return 0;
 }

@@ -132,7 +132,8 @@ static int phold_configure(const struct cxs_config *cfg, struct cxs_model_run *o
 	}
 	*out = (struct cxs_model_run){ .ctx = p, .nnodes = p->lps, .lookahead = p->lookahead_ps,
 				       .lookahead_section = "phold", .lookahead_key = "lookahead",
-				       .type_of = phold_type_of };
+				       .type_of = phold_type_of,
+				       .end_time = (cxs_time)5 * 1000 * 1000 * 1000 /* ROSS's 5000 us */ };
 	return 0;
 }
 

@@ -91,7 +91,8 @@ static int configure_system(const struct cxs_config *cfg, struct memsys *M, char
 	M->deadlock_timeout = cxs_config_time_ps(cfg, "coherence", "deadlock_timeout");
 	M->watchdog = cxs_config_time_ps(cfg, "coherence", "watchdog_interval");
 	M->snapshot_at = cxs_config_time_ps(cfg, "image", "snapshot_at");
-	if (M->snapshot_at && M->snapshot_at >= cxs_config_time_ps(cfg, "engine", "end_time")) {
+	cxs_time end = cxs_config_time_ps(cfg, "engine", "end_time");
+	if (M->snapshot_at && M->snapshot_at >= (end ? end : CXS_END_CAP)) {
 		snprintf(err, errlen, "%s: image.snapshot_at: not before engine.end_time (from %s): the "
 			 "run would never reach it", cxs_config_origin(cfg, "image", "snapshot_at"),
 			 cxs_config_origin(cfg, "engine", "end_time"));
@@ -178,6 +179,7 @@ static int configure(const struct cxs_config *cfg, struct cxs_model_run *out, ch
 		.lookahead_section = "fabric",
 		.lookahead_key = "link_latency",
 		.type_of = type_of,
+		.end_time = CXS_END_CAP,
 	};
 	return 0;
 }

@@ -42,3 +42,23 @@ if not cns or bad:
     sys.exit(f"complete run: CNs {bad} of {len(cns)} have roi_end_ps = 0")
 EOF
 echo "unfinished workloads: never reported complete; the whole run completes"
+# The default cap (engine.end_time = 0: the model's) is far beyond any
+# workload: a one-core pointer chase that needs ~18 ms of simulated time,
+# more than the 5 ms the key's default was, completes with no --end and no
+# ini file, its end_time_ps the memory system's 100 s cap; PHOLD keeps
+# ROSS's 5 ms.
+out="$WORK/nocap.h5"
+run 1 "$out" --model memsys --set system.cns=1 --set system.mns=1 --set system.cores_per_cn=1 \
+	--set workload.kernel=ptrchase
+$H5CHECK status "$out" complete
+run 1 "$WORK/phold.h5" --set phold.lps=4
+/usr/bin/python3 - "$out" "$WORK/phold.h5" <<'EOF2'
+import sys, h5py
+m, p = (h5py.File(f, "r").attrs for f in sys.argv[1:3])
+if not (m["final_time_ps"] > 5 * 10**9 and m["end_time_ps"] == 100 * 10**12):
+    sys.exit(f"memsys default cap: final {m['final_time_ps']} ps, end_time_ps {m['end_time_ps']}")
+if p["end_time_ps"] != 5 * 10**9:
+    sys.exit(f"PHOLD default end: {p['end_time_ps']} ps, expected 5 ms")
+print(f"no --end: the pointer chase ran to {m['final_time_ps'] / 1e9:.1f} ms under a 100 s cap;"
+      " PHOLD ends at 5 ms")
+EOF2
