@@ -149,6 +149,16 @@ uint64_t cxs_kt_cas(struct cxs_kt *kt, uint64_t addr, uint8_t size, uint32_t exp
 		    uint32_t desired);
 void cxs_kt_fence(struct cxs_kt *kt);
 void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions);
+/* The thread sleeps for `cycles` core cycles: time passes, no instruction is executed. */
+void cxs_kt_idle(struct cxs_kt *kt, uint32_t cycles);
+/*
+ * How a failed wait for a lock, a turn or a barrier backs off (16 doubling
+ * to 1024): false (the default) spins, executing the back-off as
+ * instructions — a spin lock's loop, what the kernels' own locks are; true
+ * sleeps it (cxs_kt_idle) — a pthread program's waiter in futex_wait, which
+ * executes nothing until it is woken: the trace replay's.
+ */
+void cxs_kt_set_sleeping_waits(struct cxs_kt *kt, bool on);
 
 /*
  * A lock word (8 bytes, its own line is best): 0 free, else the holder's
@@ -285,13 +295,14 @@ enum cxs_kop_kind {
 	CXS_KOP_FAIL,        /* the program found a wrong result: message in cxs_kt_error */
 	CXS_KOP_CAS,         /* atomic, size <= 4: value = expected << 32 | desired; handle h
 				gets the old value */
+	CXS_KOP_IDLE,        /* n cycles of sleep: no instruction is dispatched (cxs_kt_idle) */
 };
 
 struct cxs_kop {
 	uint8_t kind;
 	uint8_t size;
 	uint16_t pad;
-	uint32_t n;       /* COMPUTE: instructions; LOAD/SWAP/FETCH_ADD/CAS/WAIT: handle */
+	uint32_t n;       /* COMPUTE: instructions; IDLE: cycles; LOAD/SWAP/FETCH_ADD/CAS/WAIT: handle */
 	uint64_t addr;
 	uint64_t value;   /* STORE, SWAP: the value; FETCH_ADD: the addend; STORE with
 			     vdep: the constant added to vdep's value */

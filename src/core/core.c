@@ -672,6 +672,12 @@ static int frontend(struct cxs_core *c, cxs_time now, char *err, size_t len)
 			wake(c, c->busy_until);
 			return 0;
 		}
+		case CXS_KOP_IDLE:
+			/* Asleep: the window drains meanwhile, nothing is dispatched. */
+			c->have_op = false;
+			c->busy_until = now + cyc(c, op->n);
+			wake(c, c->busy_until);
+			return 0;
 		case CXS_KOP_LOAD: {
 			if (full) {
 				c->block = B_ROB;

@@ -95,6 +95,7 @@ struct cxs_kt {
 	char waived_msg[512];
 	uint64_t seen_failed; /* failed_cns when a waiting barrier last looked */
 	struct cxs_kt_wait wait; /* the lock or barrier it spins on, if any */
+	bool sleep_waits;        /* a failed wait sleeps its back-off (cxs_kt_set_sleeping_waits) */
 
 	struct native *nat; /* non-NULL in the native backend */
 	uint32_t nat_ops;   /* operations since the last yield */
@@ -413,6 +414,18 @@ void cxs_kt_compute(struct cxs_kt *kt, uint32_t instructions)
 	push(kt, &(struct cxs_kop){.kind = CXS_KOP_COMPUTE, .n = instructions});
 }
 
+void cxs_kt_idle(struct cxs_kt *kt, uint32_t cycles)
+{
+	if (kt->nat || cycles == 0)
+		return;
+	push(kt, &(struct cxs_kop){.kind = CXS_KOP_IDLE, .n = cycles});
+}
+
+void cxs_kt_set_sleeping_waits(struct cxs_kt *kt, bool on)
+{
+	kt->sleep_waits = on;
+}
+
 /* The runtime's view of failed CNs (cxs_kt_params.failed_cns). */
 static uint64_t failed_view(const struct cxs_kt *kt)
 {
@@ -425,14 +438,20 @@ static bool thread_dead(const struct cxs_kt *kt, uint64_t tid)
 	return cn < 64 && (failed_view(kt) >> cn & 1);
 }
 
-/* One failed spin: back off (simulated instructions), or let others run (native). */
+/*
+ * One failed spin: back off (simulated instructions, or cycles of sleep with
+ * sleep_waits), or let others run (native).
+ */
 static void spin_wait(struct cxs_kt *kt, uint32_t *backoff)
 {
 	if (kt->nat) {
 		native_tick(kt, true);
 		return;
 	}
-	cxs_kt_compute(kt, *backoff);
+	if (kt->sleep_waits)
+		cxs_kt_idle(kt, *backoff);
+	else
+		cxs_kt_compute(kt, *backoff);
 	if (*backoff < BACKOFF_MAX)
 		*backoff *= 2;
 }

@@ -132,6 +132,7 @@ const struct cxs_cfg_key cxs_trace_replay_keys[] = {
 	{"trace", "dataflow", CXS_CFG_BOOL, "true", "Loads and stores wait in the core for the load their address comes from, and `add` stores recompute their value (false: every load independent, every value as traced).", NULL, 0, 0},
 	{"trace", "check", CXS_CFG_BOOL, "true", "With a map: check mutual exclusion at every lock and barrier order at every barrier through checker words (two atomics per critical section: set false for timing runs).", NULL, 0, 0},
 	{"trace", "locks", CXS_CFG_STRING, "", "The lock order of a recording (cxlsim-trace record writes DIR/locks.order): whose each lock's turns are, so that after a CN failure the dead threads' turns are skipped; empty: locks are still taken in their recorded turns, none is skipped.", NULL, 0, 0},
+	{"trace", "waits", CXS_CFG_ENUM, "sleep", "How a replaying thread waits for a lock, a turn, a barrier or an event: sleep (its back-off passes as cycles without instructions, as a pthread waiter sleeps in futex_wait) or spin (the back-off is executed as instructions, a spin loop).", "sleep|spin", 0, 0},
 	{"trace", "fault", CXS_CFG_ENUM, "none", "Fault injection for the checks: skip_locks or skip_barriers replays without them; unordered takes locks in any order, ignoring their recorded turns.", "none|skip_locks|skip_barriers|unordered", 0, 0},
 };
 const size_t cxs_trace_replay_nkeys = sizeof cxs_trace_replay_keys / sizeof cxs_trace_replay_keys[0];
@@ -148,7 +149,7 @@ struct trace_info {
 	uint32_t threads;           /* threads that replay a trace */
 	unsigned placement, shared, fault;
 	double cxl_fraction;
-	bool dataflow, check;
+	bool dataflow, check, sleep;
 	uint64_t cxl_pages;         /* the shared region: that many pages, then their mirror */
 	uint64_t local_shared_pages;
 	uint64_t max_private_pages;
@@ -186,6 +187,7 @@ static int trace_configure(const struct cxs_config *cfg, struct cxs_kimage *img,
 	ti->dataflow = cxs_config_bool(cfg, "trace", "dataflow");
 	ti->check = cxs_config_bool(cfg, "trace", "check");
 	ti->fault = cxs_config_enum(cfg, "trace", "fault");
+	ti->sleep = cxs_config_enum(cfg, "trace", "waits") == 0;
 	if (ti->threads > img->nthreads) {
 		snprintf(err, errlen, "%s: trace.threads: %" PRIu32 " traced threads need as many"
 			 " cores; the machine has %" PRIu32 " (system.cns x system.cores_per_cn)",
@@ -542,8 +544,11 @@ static uint32_t exit_of(uint64_t a)
 	return (uint32_t)((a - CXT_SYNC_BASE) / 128);
 }
 
-/* Waits until the word at a reaches want, or (poster != UINT32_MAX) thread poster is dead. */
-static void spin_until(struct cxs_kt *kt, uint64_t a, uint64_t want, uint32_t poster)
+/*
+ * Waits until the word at a reaches want, or (poster != UINT32_MAX) thread
+ * poster is dead; the back-off sleeps or spins (trace.waits).
+ */
+static void spin_until(struct cxs_kt *kt, bool sleep, uint64_t a, uint64_t want, uint32_t poster)
 {
 	uint32_t backoff = 16;
 	while (cxs_kt_load(kt, a, 8) < want) {
@@ -551,7 +556,10 @@ static void spin_until(struct cxs_kt *kt, uint64_t a, uint64_t want, uint32_t po
 			cxs_kt_result(kt, "trace_joins_of_dead", 1);
 			return;
 		}
-		cxs_kt_compute(kt, backoff);
+		if (sleep)
+			cxs_kt_idle(kt, backoff);
+		else
+			cxs_kt_compute(kt, backoff);
 		if (backoff < 1024)
 			backoff *= 2;
 	}
@@ -756,7 +764,7 @@ static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
 		(void)cxs_kt_fetch_add(kt, addr_of(x, r->addr), 8, 1);
 		break;
 	case CXS_TRACE_WAIT:
-		spin_until(kt, addr_of(x, r->addr), r->value, exit_of(r->addr));
+		spin_until(kt, x->ti->sleep, addr_of(x, r->addr), r->value, exit_of(r->addr));
 		break;
 	case CXS_TRACE_CHECK:
 		v = cxs_kt_load(kt, addr_of(x, r->addr), r->size);
@@ -787,6 +795,7 @@ static void run_trace(struct cxs_kt *kt)
 	x->ti = ti;
 	x->id = cxs_kt_id(kt);
 	x->last_page = UINT64_MAX;
+	cxs_kt_set_sleeping_waits(kt, ti->sleep);
 	char path[1024], why[CXS_TRACE_ERR_MAX];
 	trace_path(ti, x->id, path, sizeof path);
 	struct cxs_trace_reader *r = cxs_trace_reader_open(path, why, sizeof why);

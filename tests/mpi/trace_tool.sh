@@ -13,7 +13,11 @@
 #           counter the program asked the replay to check is right
 #           (trace_value_checks = 1), every critical section and barrier
 #           episode checked, identical at np 1 and 2; replayed without its
-#           locks or without its barriers, the checks stop the run
+#           locks or without its barriers, the checks stop the run; its
+#           waiters sleep (trace.waits = sleep, a futex wait): it executes
+#           less than twice the recorded instructions, where spinning
+#           (trace.waits = spin) executes more than ten times as many in
+#           about the same simulated time
 #   recursive  16 threads incrementing under a PTHREAD_MUTEX_RECURSIVE mutex
 #           taken twice (sqlite's shape): the recorder keeps one lock per
 #           outermost acquisition, the replay completes with the counter
@@ -71,6 +75,7 @@ run 1 "$WORK/stream.h5" "${one[@]}" "$WORK/stream/trace.ini"
 four=(--model memsys --end 100ms --set system.cns=4 --set system.mns=2 --set system.cores_per_cn=4)
 run 1 "$WORK/sync1.h5" "${four[@]}" "$WORK/sync/trace.ini"
 run 2 "$WORK/sync2.h5" "${four[@]}" "$WORK/sync/trace.ini"
+run 1 "$WORK/syncspin.h5" "${four[@]}" "$WORK/sync/trace.ini" --set trace.waits=spin
 $H5CHECK status "$WORK/sync1.h5" complete
 $H5CHECK same "$WORK/sync1.h5" "$WORK/sync2.h5"
 run 1 "$WORK/recursive.h5" "${four[@]}" "$WORK/recursive/trace.ini"
@@ -117,16 +122,18 @@ for k in fail rrfail syncfail; do
 		echo "$k: after the failure a live thread did not finish:"; cat "$WORK/$k.h5.stderr"; exit 1
 	fi
 done
-for k in chase chase_nodf stream sync1 recursive joinheld reuse fail rrfail nested syncfail; do
+for k in chase chase_nodf stream sync1 syncspin recursive joinheld reuse fail rrfail nested syncfail; do
 	/usr/bin/python3 "$SRC/analysis/core_report.py" "$WORK/$k.h5" --json >"$WORK/$k.json"
 done
 /usr/bin/python3 - "$WORK" <<'PY'
 import json, sys
 w = sys.argv[1]
-r = {k: json.load(open(f"{w}/{k}.json")) for k in ["chase", "chase_nodf", "stream", "sync1",
+r = {k: json.load(open(f"{w}/{k}.json")) for k in ["chase", "chase_nodf", "stream", "sync1", "syncspin",
                                                     "recursive", "joinheld", "reuse", "fail",
                                                     "rrfail", "nested", "syncfail"]}
 t = {k: v["total"] for k, v in r.items()}
+import re
+recorded = int(re.search(r"/sync: .*?, (\d+) instructions", open(f"{w}/rec.out").read()).group(1))
 res = r["sync1"]["results"]
 rec, jh, ru, fl, ne, sf = (r[k]["results"] for k in ["recursive", "joinheld", "reuse", "rrfail",
                                                       "nested", "syncfail"])
@@ -140,6 +147,13 @@ checks = [
      res.get("trace_value_checks", 0)),
     ("sync: every critical section checked", res.get("trace_lock_checks", 0) >= 16 * 200 * 3,
      res.get("trace_lock_checks", 0)),
+    ("sync: waiters sleep: under 2x the recorded instructions",
+     t["sync1"]["instructions"] < 2 * recorded, t["sync1"]["instructions"] / recorded),
+    ("sync: spinning waiters: over 10x the recorded instructions",
+     t["syncspin"]["instructions"] > 10 * recorded, t["syncspin"]["instructions"] / recorded),
+    ("sync: about the same simulated time sleeping or spinning (ratio)",
+     abs(t["sync1"]["cycles"] / t["syncspin"]["cycles"] - 1) < 0.05,
+     t["sync1"]["cycles"] / t["syncspin"]["cycles"]),
     ("sync: every barrier episode checked", res.get("trace_barrier_checks", 0) == 16 * 3,
      res.get("trace_barrier_checks", 0)),
     ("recursive: the counter checked", rec.get("trace_value_checks", 0) == 1,

@@ -1368,6 +1368,40 @@ START_TEST(test_counters_cover_exactly_the_region_of_interest)
 }
 END_TEST
 
+/* A sleep (cxs_kt_idle) takes its cycles of time and dispatches nothing; a compute of as many retires them. */
+static void prog_idle(struct cxs_kt *kt)
+{
+	cxs_kt_roi_begin(kt);
+	cxs_kt_compute(kt, 10);
+	if (io.n)
+		cxs_kt_idle(kt, 300);
+	else
+		cxs_kt_compute(kt, 300);
+	io.got[io.ngot++] = cxs_kt_load(kt, LINE(1) | IN_L1, 8);
+	cxs_kt_roi_end(kt);
+}
+
+START_TEST(test_idle_passes_time_without_instructions)
+{
+	uint64_t cycles[2], instr[2];
+	for (uint32_t sleep = 0; sleep < 2; sleep++) {
+		io_reset();
+		io.n = sleep;
+		struct cxs_core_params p = test_params();
+		struct rig *r = rig_new(&p, prog_idle, false);
+		run_ok(r);
+		cycles[sleep] = counter(r, "cycles");
+		instr[sleep] = counter(r, "instructions");
+		ck_assert_uint_eq(io.got[0], (LINE(1) | IN_L1) * 3);
+		rig_free(r);
+	}
+	ck_assert_uint_eq(instr[0], 10 + 300 + 1);
+	ck_assert_uint_eq(instr[1], 10 + 1);
+	ck_assert_uint_ge(cycles[1], 10 + 300); /* the sleep's cycles passed */
+	ck_assert_uint_eq(cycles[1], cycles[0]);
+}
+END_TEST
+
 /* ---- prefetchers ---------------------------------------------------------------------- */
 
 /*
@@ -2401,6 +2435,7 @@ Suite *core_suite(void)
 	tcase_add_test(tc, test_l1_prefetcher_fetches_the_next_two_lines_within_the_page);
 	tcase_add_test(tc, test_l2_prefetcher_fetches_lines_3_to_16_ahead_without_fill_buffers);
 	tcase_add_test(tc, test_counters_cover_exactly_the_region_of_interest);
+	tcase_add_test(tc, test_idle_passes_time_without_instructions);
 	tcase_add_test(tc, test_failing_program_stops_the_core_with_its_message);
 	tcase_add_test(tc, test_completion_of_a_request_twice_is_an_error);
 	tcase_add_test(tc, test_store_completion_delivered_twice_is_an_error);
