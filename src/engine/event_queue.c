@@ -89,6 +89,19 @@ static inline int entry_less(const struct eq_entry *a, const struct eq_entry *b)
 	return cxs_event_key_cmp(a->time, a->src, a->seq, b->time, b->src, b->seq) < 0;
 }
 
+/* Puts e at hole i or above it, moving larger parents down. */
+static inline void sift_up(struct cxs_event_queue *q, size_t i, struct eq_entry e)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!entry_less(&e, &q->heap[parent]))
+			break;
+		q->heap[i] = q->heap[parent];
+		i = parent;
+	}
+	q->heap[i] = e;
+}
+
 int cxs_eq_push(struct cxs_event_queue *q, uint32_t slot)
 {
 	if (q->n == q->cap) {
@@ -101,15 +114,7 @@ int cxs_eq_push(struct cxs_event_queue *q, uint32_t slot)
 	}
 	const struct cxs_event *ev = record(q, slot);
 	struct eq_entry e = {.time = ev->time, .seq = ev->seq, .src = ev->src, .slot = slot};
-	size_t i = q->n++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!entry_less(&e, &q->heap[parent]))
-			break;
-		q->heap[i] = q->heap[parent];
-		i = parent;
-	}
-	q->heap[i] = e;
+	sift_up(q, q->n++, e);
 	return 0;
 }
 
@@ -156,14 +161,7 @@ struct cxs_event *cxs_eq_pop(struct cxs_event_queue *q, uint32_t *slot)
 		q->heap[i] = q->heap[c];
 		i = c;
 	}
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!entry_less(&last, &q->heap[parent]))
-			break;
-		q->heap[i] = q->heap[parent];
-		i = parent;
-	}
-	q->heap[i] = last;
+	sift_up(q, i, last);
 	/* The next pop's record: fetched while this event is handled (PHOLD: its record load was a miss). */
 	__builtin_prefetch(record(q, q->heap[0].slot));
 	return record(q, *slot);
