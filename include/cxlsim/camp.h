@@ -48,6 +48,10 @@ enum camp_ev {
 	CAMP_LLC_ALL,       /* P15 UNC_CHA_LLC_LOOKUP.ALL */
 	CAMP_TOR_PREF,      /* P16 UNC_CHA_TOR_INSERTS.IA_PREF */
 	CAMP_TOR_HIT_PREF,  /* P17 UNC_CHA_TOR_INSERTS.IA_HIT_PREF */
+	/* P11..P13 of the demand reads that missed L3 only (Intel's L3_MISS_ variants) */
+	CAMP_ORO_DRD_L3M,     /* P11m OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD */
+	CAMP_OR_DRD_L3M,      /* P12m OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD */
+	CAMP_ORO_CYC_DRD_L3M, /* P13m OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD */
 	CAMP_TIME_NS,       /* elapsed time of the run (or of its ROI) */
 	CAMP_NEV
 };
@@ -102,6 +106,17 @@ enum camp_drd_base {
 	CAMP_DRD_BASE_MEM,      /* C = P13 / c, Eq. 4's memory-active cycles ("c_mem") */
 };
 
+/*
+ * Which demand-read events L, MLP and C come from (camp_model.c): P11..P13,
+ * every demand read that missed L2 (the paper's Table 5), or P11m..P13m,
+ * those that missed L3 too. Calibration uses P11m..P13m when every pair has
+ * them; prediction reads the set its parameters were fitted on.
+ */
+enum camp_drd_events {
+	CAMP_DRD_EV_DEMAND = 0, /* P11..P13 ("demand"; a file without the key) */
+	CAMP_DRD_EV_L3_MISS,    /* P11m..P13m ("l3_miss") */
+};
+
 /* Platform constants, fitted once per platform by camp_calibrate. */
 struct camp_params {
 	double p, q;                 /* the hyperbola: 1 / (p + q x), x per drd_x */
@@ -110,6 +125,7 @@ struct camp_params {
 	uint32_t pairs;              /* calibration pairs it was fitted from */
 	uint8_t drd_x;               /* enum camp_drd_x (0 in a file without the key) */
 	uint8_t drd_base;            /* enum camp_drd_base (likewise) */
+	uint8_t drd_events;          /* enum camp_drd_events (likewise) */
 };
 
 /* Derived quantities of one run (all ratios of counters). */
@@ -125,11 +141,18 @@ struct camp_features {
 	double r_lfb;      /* P5 / (P5 + P4) */
 	double r_mem;      /* (P7 - P8) / P7, or the SPR/EMR uncore proxy */
 	bool r_mem_uncore; /* which of the two */
+	uint8_t drd_events; /* enum camp_drd_events: where lat, mlp, lom, c_mem came from */
 };
 
-/* Fills f; -1 with a message naming the first missing event. */
+/*
+ * Fills f; -1 with a message naming the first missing event. L, MLP and C
+ * come from P11m..P13m when c has all three, else from P11..P13.
+ */
 int camp_features(const struct camp_counts *c, struct camp_features *f, char *err,
 		  size_t errlen);
+/* The same, with L, MLP and C from the event set P was fitted on (P->drd_events). */
+int camp_features_for(const struct camp_params *P, const struct camp_counts *c,
+		      struct camp_features *f, char *err, size_t errlen);
 
 /* CAMP §4: the predicted slowdown components of moving every page to CXL. */
 struct camp_slowdown {

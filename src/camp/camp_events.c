@@ -13,6 +13,10 @@
  * same as on SKX, except that the L1-prefetch offcore responses (P7, P8)
  * are gone: R_Mem then comes from the CHA's LLC lookups and TOR inserts
  * (P14..P17), as the paper does; the model picks whichever set is present.
+ *
+ * P11m..P13m are not in Table 5: the L3_MISS_ variants of P11..P13 (Skylake-SP
+ * names), which count only the demand reads that went to memory. The model
+ * reads them where the calibration did (camp_model.c says why).
  */
 #include "cxlsim/camp.h"
 #include "camp_priv.h"
@@ -67,6 +71,12 @@ static const struct ev_def defs[CAMP_NEV] = {
 			   {"unc_cha_tor_inserts.ia_pref", "tor_ins.ia_pref"}},
 	[CAMP_TOR_HIT_PREF] = {"P17", "tor_ia_hit_pref", "TOR inserts of core prefetches that hit (uncore)",
 			       {"unc_cha_tor_inserts.ia_hit_pref", "tor_ins.ia_hit_pref"}},
+	[CAMP_ORO_DRD_L3M] = {"P11m", "oro_l3_miss_demand_rd", "outstanding demand reads that missed L3, summed over cycles",
+			      {"offcore_requests_outstanding.l3_miss_demand_data_rd", "oro.l3_miss_demand_rd"}},
+	[CAMP_OR_DRD_L3M] = {"P12m", "or_l3_miss_demand_rd", "demand reads that missed L3",
+			     {"offcore_requests.l3_miss_demand_data_rd", "or.l3_miss_demand_rd"}},
+	[CAMP_ORO_CYC_DRD_L3M] = {"P13m", "oro_cyc_l3_miss_demand_rd", "cycles with a demand read that missed L3 outstanding",
+				  {"offcore_requests_outstanding.cycles_with_l3_miss_demand_data_rd", "oro.cyc_w_l3_miss_demand_rd"}},
 	[CAMP_TIME_NS] = {"", "time_ns", "elapsed time",
 			  {"duration_time"}},
 };

@@ -33,6 +33,10 @@
  *      memory-active cycles C = P13 (Eq. 4), and the line with the smaller
  *      residual is kept (drd_base).
  *
+ * The demand-read events (L, MLP, C) are P11m..P13m, the L3-miss
+ * variants, when every run of the pairs has them, else the paper's P11..P13
+ * (drd_events; camp_model.c says why the L3 misses).
+ *
  * Both choices are made on the calibration pairs alone, so a platform
  * whose microbenchmarks follow the paper's Eq. 5 keeps it; on cxlsim's four
  * presets the microbenchmarks choose L and C (README "CAMP").
@@ -185,11 +189,21 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 		snprintf(err, errlen, "calibrate: %zu pair(s); at least 3 (the four microbenchmarks)", n);
 		goto out;
 	}
+	/* The demand-read events: P11m..P13m if every run has them (camp_model.c). */
+	struct camp_params ev = {.drd_events = CAMP_DRD_EV_L3_MISS};
+	for (size_t i = 0; i < 2 * n && ev.drd_events == CAMP_DRD_EV_L3_MISS; i++) {
+		struct camp_features probe;
+		const struct camp_counts *c = i % 2 ? &pairs[i / 2].cxl : &pairs[i / 2].dram;
+		if (camp_features(c, &probe, err, errlen) != 0)
+			goto out;
+		if (probe.drd_events != CAMP_DRD_EV_L3_MISS)
+			ev.drd_events = CAMP_DRD_EV_DEMAND;
+	}
 	size_t m = 0, lowest = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct camp_slowdown meas;
-		if (camp_features(&pairs[i].dram, &fd[i], err, errlen) != 0 ||
-		    camp_features(&pairs[i].cxl, &fc[i], err, errlen) != 0 ||
+		if (camp_features_for(&ev, &pairs[i].dram, &fd[i], err, errlen) != 0 ||
+		    camp_features_for(&ev, &pairs[i].cxl, &fc[i], err, errlen) != 0 ||
 		    camp_measure(&pairs[i].dram, &pairs[i].cxl, &meas, err, errlen) != 0)
 			goto out;
 		G[i] = meas;
@@ -222,7 +236,8 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct camp_params unit = {.p = out->p, .q = out->q, .k_drd = 1, .k_cache = 1,
-					   .k_store = 1, .drd_x = out->drd_x};
+					   .k_store = 1, .drd_x = out->drd_x,
+					   .drd_events = ev.drd_events};
 		struct camp_slowdown c, cm;
 		camp_predict(&unit, &fd[i], &c);
 		unit.drd_base = CAMP_DRD_BASE_MEM;
@@ -271,6 +286,7 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 	out->l_idle_dram = idle_dram > 0 ? idle_dram : fd[lowest].lat;
 	out->l_idle_cxl = idle_cxl > 0 ? idle_cxl : fc[lowest].lat;
 	out->pairs = (uint32_t)n;
+	out->drd_events = ev.drd_events;
 	rc = 0;
 out:
 	gsl_set_error_handler(old);
@@ -293,6 +309,7 @@ static const struct pkey pkeys[] = {PK(p), PK(q), PK(k_drd), PK(k_cache), PK(k_s
 /* S_DRd's form (enum camp_drd_x, camp_drd_base); a file without them has the paper's. */
 static const char *const drd_x_names[2] = {"l_over_mlp", "l"};
 static const char *const drd_base_names[2] = {"s_llc", "c_mem"};
+static const char *const drd_events_names[2] = {"demand", "l3_miss"};
 
 /* v's index in names[2], or -1. */
 static int name_index(const char *const names[2], const char *v)
@@ -320,6 +337,7 @@ int camp_params_write(const char *path, const struct camp_params *P, const char 
 			*(const double *)((const char *)P + pkeys[i].off));
 	fprintf(f, "drd_x = %s\n", drd_x_names[P->drd_x ? 1 : 0]);
 	fprintf(f, "drd_base = %s\n", drd_base_names[P->drd_base ? 1 : 0]);
+	fprintf(f, "drd_events = %s\n", drd_events_names[P->drd_events ? 1 : 0]);
 	fprintf(f, "pairs = %u\n", P->pairs);
 	if (fclose(f) != 0) {
 		snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
@@ -353,16 +371,20 @@ int camp_params_read(const char *path, struct camp_params *P, char *err, size_t 
 			P->pairs = (uint32_t)strtoul(val, NULL, 10);
 			continue;
 		}
-		if (strcmp(key, "drd_x") == 0 || strcmp(key, "drd_base") == 0) {
-			bool isx = key[4] == 'x';
-			const char *const *names = isx ? drd_x_names : drd_base_names;
+		if (strcmp(key, "drd_x") == 0 || strcmp(key, "drd_base") == 0 ||
+		    strcmp(key, "drd_events") == 0) {
+			const char *const *names = key[4] == 'x'   ? drd_x_names
+						   : key[4] == 'b' ? drd_base_names
+								   : drd_events_names;
+			uint8_t *field = key[4] == 'x' ? &P->drd_x : key[4] == 'b' ? &P->drd_base
+										   : &P->drd_events;
 			int i = name_index(names, val);
 			if (i < 0) {
 				snprintf(err, errlen, "%s:%u: %s: expected %s or %s, got '%s'", path, ln,
 					 key, names[0], names[1], val);
 				goto out;
 			}
-			*(isx ? &P->drd_x : &P->drd_base) = (uint8_t)i;
+			*field = (uint8_t)i;
 			continue;
 		}
 		size_t i = 0;

@@ -19,14 +19,19 @@
  *   l1_pf_offcore - l1_pf_from_mem    P8 (of those, the ones L3 served)
  *   l2_pf_requests             P9
  *   l2_pf_l3_hits              P10
- *   demand_reads_outstanding   P11
- *   demand_reads               P12
- *   cycles_with_demand_read    P13
+ *   offcore_demand_reads_outstanding   P11 (demand reads that missed L2,
+ *                                  L3 hits included, as Intel counts them)
+ *   l2_misses                  P12
+ *   cycles_with_offcore_demand_read    P13
+ *   demand_reads_outstanding   P11m (the same of the demand reads that
+ *   demand_reads               P12m  missed L3: Intel's L3_MISS_DEMAND_DATA_RD
+ *   cycles_with_demand_read    P13m  variants)
  *   (no uncore: P14..P17 absent, so R_Mem uses the SKX form)
  *
- * P11..P13 are cxlsim's L3-miss demand-read counters: on Intel they are the
- * L3_MISS_DEMAND_DATA_RD variants, where the paper's P11..P13 also count
- * demand reads that hit L3 (README "CAMP").
+ * A file written before the offcore_* counters existed has P11m..P13m and
+ * no P11..P13 (its demand_* counters were read as P11..P13 then, which made
+ * a model calibrated on cxlsim read L3 misses and the same model on a
+ * server's perf stat L2 misses; README "CAMP").
  *
  * A file written before l1_pf_offcore existed gives P7 = l1_pf_requests,
  * every L1 prefetch including those L2 served, which OFFCORE_RESPONSE does
@@ -72,11 +77,23 @@ static const struct map core_map[] = {
 	{"bound_on_stores", CAMP_BOUND_STORES},
 	{"l2_pf_requests", CAMP_PF_L2_ANY},
 	{"l2_pf_l3_hits", CAMP_PF_L2_L3HIT},
-	{"demand_reads_outstanding", CAMP_ORO_DRD},
-	{"demand_reads", CAMP_OR_DRD},
-	{"cycles_with_demand_read", CAMP_ORO_CYC_DRD},
 };
 #define NMAP (sizeof core_map / sizeof core_map[0])
+
+/*
+ * The demand-read counters: P11..P13 from the L2-miss ones (Intel's
+ * OFFCORE_REQUESTS definition) where the file has them (older files do not:
+ * then the run has no P11..P13), P11m..P13m from the L3-miss ones. l2_misses
+ * is P12 only beside the offcore_* counters of the same cxlsim.
+ */
+static const struct map drd_map[2][3] = {
+	{{"offcore_demand_reads_outstanding", CAMP_ORO_DRD},
+	 {"l2_misses", CAMP_OR_DRD},
+	 {"cycles_with_offcore_demand_read", CAMP_ORO_CYC_DRD}},
+	{{"demand_reads_outstanding", CAMP_ORO_DRD_L3M},
+	 {"demand_reads", CAMP_OR_DRD_L3M},
+	 {"cycles_with_demand_read", CAMP_ORO_CYC_DRD_L3M}},
+};
 
 struct acc {
 	struct camp_counts *c;
@@ -137,6 +154,18 @@ static int add_core(hid_t g, struct acc *a)
 		}
 		camp_add(a->c, core_map[i].ev, v);
 	}
+	for (int s = exists(g, drd_map[0][0].name) ? 0 : 1; s < 2; s++)
+		for (int i = 0; i < 3; i++) {
+			const struct map *m = &drd_map[s][i];
+			double v;
+			if (!exists(g, m->name))
+				continue;
+			if (read_sum(g, m->name, &v, NULL, NULL) != 0) {
+				a->err_what = m->name;
+				return -1;
+			}
+			camp_add(a->c, m->ev, v);
+		}
 	/* P7 and P8 come from the L1 prefetch counters together (after the loop) */
 	static const char *const pf[3] = {"l1_pf_from_mem", "l1_pf_requests", "l1_pf_offcore"};
 	double *sum[3] = {&a->pf_from_mem, &a->pf_requests, &a->pf_offcore};

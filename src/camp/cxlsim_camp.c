@@ -201,9 +201,9 @@ static int cmd_predict_pair(const struct opts *o, const struct camp_params *P)
 	if (o->nfiles != 2)
 		return bad_usage("predict --pair: give a DRAM-only and a CXL-only run");
 	if (camp_read(o->files[0], &cd, err, sizeof err) != 0 ||
-	    camp_features(&cd, &fd, err, sizeof err) != 0 ||
+	    camp_features_for(P, &cd, &fd, err, sizeof err) != 0 ||
 	    camp_read(o->files[1], &cc, err, sizeof err) != 0 ||
-	    camp_features(&cc, &fc, err, sizeof err) != 0 ||
+	    camp_features_for(P, &cc, &fc, err, sizeof err) != 0 ||
 	    camp_interleave(P, &fd, &fc, o->runs, 2, &cv, err, sizeof err) != 0)
 		return fail(err);
 	const struct camp_slowdown *s = &cv.s[0]; /* x = 0: every page on CXL */
@@ -237,7 +237,7 @@ static int cmd_predict(const struct opts *o)
 		struct camp_features f;
 		struct camp_slowdown s;
 		if (camp_read(o->files[i], &c, err, sizeof err) != 0 ||
-		    camp_features(&c, &f, err, sizeof err) != 0 ||
+		    camp_features_for(&P, &c, &f, err, sizeof err) != 0 ||
 		    camp_predict_need(&P, &c, err, sizeof err) != 0)
 			return fail(err);
 		camp_predict(&P, &f, &s);
@@ -267,10 +267,10 @@ static int cmd_curve(const struct opts *o, bool best_only)
 		return bad_usage("interleave / best-shot: give the DRAM-only run and, optionally, the "
 				 "CXL-only run");
 	if (read_params(o, &P, err) != 0 || camp_read(o->files[0], &cd, err, sizeof err) != 0 ||
-	    camp_features(&cd, &fd, err, sizeof err) != 0)
+	    camp_features_for(&P, &cd, &fd, err, sizeof err) != 0)
 		return fail(err);
 	if (o->nfiles == 2 && (camp_read(o->files[1], &cc, err, sizeof err) != 0 ||
-			       camp_features(&cc, &fc, err, sizeof err) != 0))
+			       camp_features_for(&P, &cc, &fc, err, sizeof err) != 0))
 		return fail(err);
 	uint32_t runs = o->runs ? o->runs : camp_interleave_runs(&P, &fd);
 	if (camp_interleave(&P, &fd, o->nfiles == 2 ? &fc : NULL, runs, best_only ? 101 : o->points,

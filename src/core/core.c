@@ -66,7 +66,8 @@ static bool in_ps(int i)
 {
 	return i == C_cycles || i == C_stalls_total || i == C_stalls_l1d_miss ||
 	       i == C_stalls_l2_miss || i == C_stalls_l3_miss || i == C_bound_on_stores ||
-	       i == C_demand_reads_outstanding || i == C_cycles_with_demand_read;
+	       i == C_demand_reads_outstanding || i == C_cycles_with_demand_read ||
+	       i == C_offcore_demand_reads_outstanding || i == C_cycles_with_offcore_demand_read;
 }
 
 static const char *const block_name[] = {"running", "reorder buffer full", "load queue full",
@@ -117,8 +118,11 @@ void core_account(struct cxs_core *c, cxs_time now)
 		c->c[C_stalls_total] += stall;
 		if (c->n_miss[0])
 			c->c[C_stalls_l1d_miss] += stall;
-		if (c->n_miss[1])
+		if (c->n_miss[1]) {
 			c->c[C_stalls_l2_miss] += stall;
+			c->c[C_offcore_demand_reads_outstanding] += dt * c->n_miss[1];
+			c->c[C_cycles_with_offcore_demand_read] += dt;
+		}
 		if (c->n_miss[2]) {
 			c->c[C_stalls_l3_miss] += stall;
 			c->c[C_demand_reads_outstanding] += dt * c->n_miss[2];

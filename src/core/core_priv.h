@@ -35,6 +35,8 @@
 	X(demand_reads, "loads", "demand loads that missed L3 (OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD; CAMP's P12, OFFCORE_REQUESTS.DEMAND_DATA_RD, also counts those that hit L3)") \
 	X(demand_reads_outstanding, "cycles", "sum over cycles of L3-missing demand loads outstanding (OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD; P11 also counts L3 hits); / demand_reads = mean latency") \
 	X(cycles_with_demand_read, "cycles", "cycles with at least one L3-missing demand load outstanding (OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD; P13 also counts L3 hits); outstanding / this = MLP") \
+	X(offcore_demand_reads_outstanding, "cycles", "sum over cycles of L2-missing demand loads outstanding, L3 hits included (OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD: CAMP's P11); / l2_misses (OFFCORE_REQUESTS.DEMAND_DATA_RD, P12) = mean latency") \
+	X(cycles_with_offcore_demand_read, "cycles", "cycles with at least one L2-missing demand load outstanding, L3 hits included (OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD: CAMP's P13)") \
 	X(l1_pf_requests, "requests", "L1 prefetcher requests, L2 hits included (no offcore event counts these; see l1_pf_offcore)") \
 	X(l1_pf_from_mem, "requests", "L1 prefetches that missed L3 (served from memory): R_Mem's numerator") \
 	X(l1_pf_offcore, "requests", "L1 prefetches that missed L2, the ones the uncore answers (OFFCORE_RESPONSE.PF_L1D_AND_SW.ANY_RESPONSE): R_Mem's denominator") \

@@ -34,7 +34,8 @@ static bool near(double a, double b, double tol)
 	return fabs(a - b) <= tol;
 }
 
-/* The fixtures' counts: s_LLC 0.4, s_Cache 0.1, s_SB 0.05, R_LFB 0.75, L/MLP 60, L 180, MLP 3. */
+/* The fixtures' counts: s_LLC 0.4, s_Cache 0.1, s_SB 0.05, R_LFB 0.75; L/MLP 80, L 200,
+ * MLP 2.5 from the L3-miss events P11m..P13m, L/MLP 60, L 180, MLP 3 from P11..P13. */
 static void expect_fixture_features(const char *file, double r_mem, bool uncore)
 {
 	struct camp_counts c;
@@ -45,7 +46,11 @@ static void expect_fixture_features(const char *file, double r_mem, bool uncore)
 	ck_assert(near(f.cycles, 1e9, 0.5));
 	ck_assert(near(f.s_llc, 0.4, 1e-12) && near(f.s_cache, 0.1, 1e-12) && near(f.s_sb, 0.05, 1e-12));
 	ck_assert(near(f.r_lfb, 0.75, 1e-12));
-	ck_assert(near(f.lom, 60, 1e-9) && near(f.lat, 180, 1e-9) && near(f.mlp, 3, 1e-12));
+	ck_assert(near(f.lom, 80, 1e-9) && near(f.lat, 200, 1e-9) && near(f.mlp, 2.5, 1e-12));
+	struct camp_params paper = {.drd_events = CAMP_DRD_EV_DEMAND};
+	struct camp_features g;
+	ck_assert_msg(camp_features_for(&paper, &c, &g, err, sizeof err) == 0, "%s: %s", file, err);
+	ck_assert(near(g.lom, 60, 1e-9) && near(g.lat, 180, 1e-9) && near(g.mlp, 3, 1e-12));
 	ck_assert_msg(near(f.r_mem, r_mem, 1e-12), "%s: R_Mem %g, want %g", file, f.r_mem, r_mem);
 	ck_assert(f.r_mem_uncore == uncore);
 	ck_assert(near(c.v[CAMP_TIME_NS], 1.002e9, 1));
@@ -137,9 +142,10 @@ START_TEST(test_predict_matches_hand_values)
 	struct camp_features f;
 	struct camp_slowdown s;
 	char err[1024];
+	/* P11..P13 (the paper's events: drd_events 0), as the hand values use */
 	struct camp_params P = {.p = 1, .q = 0.01, .k_drd = 1, .k_cache = 2, .k_store = 3};
 	ck_assert(camp_read(fx("skx_text.txt"), &c, err, sizeof err) == 0);
-	ck_assert(camp_features(&c, &f, err, sizeof err) == 0);
+	ck_assert(camp_features_for(&P, &c, &f, err, sizeof err) == 0);
 	camp_predict(&P, &f, &s);
 	/* S_DRd = 1 / (1 + 0.6) * 0.4 = 0.25; S_Cache = 2 * 0.75 * 0.75 * 0.1; S_Store = 3 * 0.05 */
 	ck_assert(near(s.drd, 0.25, 1e-12));
@@ -148,7 +154,7 @@ START_TEST(test_predict_matches_hand_values)
 	ck_assert(near(s.total, 0.5125, 1e-12));
 	/* The uncore proxy on SPR: R_Mem 0.1875 instead of 0.75 */
 	ck_assert(camp_read(fx("spr_text.txt"), &c, err, sizeof err) == 0);
-	ck_assert(camp_features(&c, &f, err, sizeof err) == 0);
+	ck_assert(camp_features_for(&P, &c, &f, err, sizeof err) == 0);
 	camp_predict(&P, &f, &s);
 	ck_assert(near(s.cache, 2 * 0.75 * 0.1875 * 0.1, 1e-12));
 }
@@ -332,6 +338,102 @@ START_TEST(test_calibrate_chooses_latency_form)
 }
 END_TEST
 
+/*
+ * L, MLP and C from the L3-miss events P11m..P13m where every run has them,
+ * else from the paper's P11..P13, which here also count L3 hits (as many as
+ * the misses, 40 cycles each): P12 doubles, P11 gains the hits' cycles, P13
+ * is unchanged (the hits overlap the misses), so L/MLP halves.
+ */
+static void add_l3_hits(struct camp_counts *c, bool keep_l3m)
+{
+	double reads = c->v[CAMP_OR_DRD];
+	if (keep_l3m) {
+		c->v[CAMP_ORO_DRD_L3M] = c->v[CAMP_ORO_DRD];
+		c->v[CAMP_OR_DRD_L3M] = reads;
+		c->v[CAMP_ORO_CYC_DRD_L3M] = c->v[CAMP_ORO_CYC_DRD];
+		c->state[CAMP_ORO_DRD_L3M] = c->state[CAMP_OR_DRD_L3M] =
+			c->state[CAMP_ORO_CYC_DRD_L3M] = CAMP_COUNTED;
+	}
+	c->v[CAMP_OR_DRD] = 2 * reads;
+	c->v[CAMP_ORO_DRD] += 40 * reads;
+}
+
+START_TEST(test_demand_read_events_l3_miss_or_paper)
+{
+	struct camp_pair pairs[6], paper[6];
+	make_pair(&pairs[0], 200, 1, 0.95, 0, 0);
+	make_pair(&pairs[1], 220, 4, 0.8, 0.02, 0);
+	make_pair(&pairs[2], 300, 10, 0.6, 0.15, 0);
+	make_pair(&pairs[3], 250, 12, 0.7, 0.05, 0);
+	make_pair(&pairs[4], 260, 2, 0.05, 0.3, 0.02);
+	make_pair(&pairs[5], 200, 1, 0.01, 0, 0.9);
+	for (int i = 0; i < 6; i++) {
+		paper[i] = pairs[i];
+		add_l3_hits(&pairs[i].dram, true);
+		add_l3_hits(&pairs[i].cxl, true);
+		add_l3_hits(&paper[i].dram, false);
+		add_l3_hits(&paper[i].cxl, false);
+	}
+	char err[1024];
+	struct camp_params P, Q;
+	/* with P11m..P13m in every run the constants come back exactly */
+	ck_assert_msg(camp_calibrate(pairs, 6, 0, 0, &P, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(P.drd_events, CAMP_DRD_EV_L3_MISS);
+	ck_assert_msg(near(P.p, TP, 1e-6) && near(P.q, TQ, 1e-8), "p %g q %g", P.p, P.q);
+	/* without them, P11..P13: the same y over half the L/MLP gives twice q */
+	ck_assert_msg(camp_calibrate(paper, 6, 0, 0, &Q, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(Q.drd_events, CAMP_DRD_EV_DEMAND);
+	ck_assert_msg(near(Q.q, 2 * TQ, 1e-8), "q %g", Q.q);
+
+	/* features: P11m..P13m by default; the parameters' set when given */
+	struct camp_features f;
+	ck_assert(camp_features(&pairs[2].dram, &f, err, sizeof err) == 0);
+	ck_assert(f.drd_events == CAMP_DRD_EV_L3_MISS && near(f.lat, 300, 1e-9));
+	ck_assert(camp_features_for(&Q, &pairs[2].dram, &f, err, sizeof err) == 0);
+	ck_assert_msg(f.drd_events == CAMP_DRD_EV_DEMAND && near(f.lat, (300 + 40) / 2.0, 1e-9),
+		      "L %g", f.lat);
+	/* a model fitted on P11m..P13m refuses a run without them, by name */
+	ck_assert(camp_features_for(&P, &paper[2].dram, &f, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "offcore_requests.l3_miss_demand_data_rd"), "%s", err);
+	P.drd_x = CAMP_DRD_X_LAT;
+	ck_assert(camp_predict_need(&P, &paper[2].dram, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, "offcore_requests_outstanding.l3_miss_demand_data_rd"), "%s", err);
+
+	/* the set is in the parameter file; a file without the key has the paper's */
+	char path[] = "/tmp/camp-params.XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert(camp_params_write(path, &P, NULL, err, sizeof err) == 0);
+	struct camp_params R;
+	ck_assert(camp_params_read(path, &R, err, sizeof err) == 0);
+	ck_assert_uint_eq(R.drd_events, CAMP_DRD_EV_L3_MISS);
+	FILE *fp = fopen(path, "w");
+	fputs("p = 1\nq = 2\nk_drd = 1\nk_cache = 1\nk_store = 1\nl_idle_dram = 200\n"
+	      "l_idle_cxl = 500\ndrd_events = l2\n", fp);
+	fclose(fp);
+	ck_assert(camp_params_read(path, &R, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, ": drd_events: expected demand or l3_miss, got 'l2'"), "%s", err);
+	fp = fopen(path, "w");
+	fputs("p = 1\nq = 2\nk_drd = 1\nk_cache = 1\nk_store = 1\nl_idle_dram = 200\n"
+	      "l_idle_cxl = 500\n", fp);
+	fclose(fp);
+	ck_assert(camp_params_read(path, &R, err, sizeof err) == 0);
+	ck_assert_uint_eq(R.drd_events, CAMP_DRD_EV_DEMAND);
+	unlink(path);
+
+	/* perf stat names of the L3-miss variants */
+	struct camp_counts c;
+	ck_assert(camp_parse_perf("l3m", "  7  offcore_requests.l3_miss_demand_data_rd\n"
+					 "  70  offcore_requests_outstanding.l3_miss_demand_data_rd\n"
+					 "  20  offcore_requests_outstanding.cycles_with_l3_miss_demand_data_rd\n",
+				  &c, err, sizeof err) == 0);
+	ck_assert(near(c.v[CAMP_OR_DRD_L3M], 7, 0) && near(c.v[CAMP_ORO_DRD_L3M], 70, 0) &&
+		  near(c.v[CAMP_ORO_CYC_DRD_L3M], 20, 0));
+	ck_assert(c.state[CAMP_OR_DRD] == CAMP_ABSENT);
+}
+END_TEST
+
 START_TEST(test_calibrate_refuses_what_it_cannot_fit)
 {
 	struct camp_pair pairs[4];
@@ -374,7 +476,7 @@ START_TEST(test_interleave_closed_forms)
 	struct camp_slowdown s;
 	char err[1024];
 	ck_assert(camp_read(fx("skx_text.txt"), &c, err, sizeof err) == 0);
-	ck_assert(camp_features(&c, &f, err, sizeof err) == 0);
+	ck_assert(camp_features_for(&P, &c, &f, err, sizeof err) == 0);
 	/* L = 180 = idle: latency-bound, one run, S(x) = (1 - x) S(0), the §4 prediction at x = 0 */
 	ck_assert_uint_eq(camp_interleave_runs(&P, &f), 1);
 	ck_assert(camp_interleave(&P, &f, NULL, 0, 11, &cv, err, sizeof err) == 0);
@@ -419,6 +521,7 @@ Suite *camp_suite(void)
 	tcase_add_test(tc, test_predict_matches_hand_values);
 	tcase_add_test(tc, test_calibrate_recovers_known_constants);
 	tcase_add_test(tc, test_calibrate_chooses_latency_form);
+	tcase_add_test(tc, test_demand_read_events_l3_miss_or_paper);
 	tcase_add_test(tc, test_calibrate_refuses_what_it_cannot_fit);
 	tcase_add_test(tc, test_interleave_closed_forms);
 	suite_add_tcase(s, tc);

@@ -43,6 +43,7 @@
 #define CYCLE_PS UINT64_C(500)
 #define L1_PS (5 * CYCLE_PS)
 #define L2_PS (15 * CYCLE_PS)
+#define L3_PS (40 * CYCLE_PS)
 #define MEM_PS (100 * CXS_PS_PER_NS) /* 200 cycles */
 #define WT_PS (1000 * CXS_PS_PER_NS) /* extra for a write-through store */
 #define MEM_CYC (MEM_PS / CYCLE_PS)
@@ -50,6 +51,7 @@
 #define IN_L1 (UINT64_C(1) << 24)    /* L1 hit, readable and writable */
 #define IN_L1_RO (UINT64_C(1) << 25) /* L1 hit for reads; a write needs L2 */
 #define IN_CXL (UINT64_C(1) << 26)   /* CXL memory (remote) */
+#define IN_L3 (UINT64_C(1) << 27)    /* an L3 hit: beyond L2, not memory */
 #define SHARED_BASE (UINT64_C(1) << 32)
 /* Line i of the rig's memory; one per 4 KiB page, so no prefetch stream forms. */
 #define LINE(i) (SHARED_BASE + (uint64_t)(i) * 4096)
@@ -181,6 +183,8 @@ static int where_of(const struct rig *r, uint64_t addr, bool write)
 		return CXS_LVL_L1;
 	if (addr & IN_L1_RO)
 		return write ? CXS_LVL_L2 : CXS_LVL_L1;
+	if (addr & IN_L3)
+		return CXS_LVL_L3;
 	return addr & IN_CXL ? CXS_LVL_CXL : CXS_LVL_LOCAL;
 }
 
@@ -188,7 +192,7 @@ static cxs_time latency(const struct rig *r, const struct cxs_mem_req *q)
 {
 	bool write = q->op != CXS_OP_LOAD && q->op != CXS_OP_PREFETCH_S;
 	int lvl = where_of(r, q->addr, write);
-	cxs_time t = lvl == CXS_LVL_L1 ? L1_PS : lvl == CXS_LVL_L2 ? L2_PS : MEM_PS;
+	cxs_time t = lvl == CXS_LVL_L1 ? L1_PS : lvl == CXS_LVL_L2 ? L2_PS : lvl == CXS_LVL_L3 ? L3_PS : MEM_PS;
 	return q->flags & CXS_REQ_WT ? t + WT_PS : t;
 }
 
@@ -587,6 +591,38 @@ static void independent_misses(uint32_t lfb)
 	ck_assert_uint_eq(counter(r, "cycles_with_demand_read"), waves * MEM_CYC);
 	rig_free(r);
 }
+
+/*
+ * CAMP's P11..P13 as Intel counts them (OFFCORE_REQUESTS[_OUTSTANDING].DEMAND_DATA_RD,
+ * CYCLES_WITH_DEMAND_DATA_RD): every demand read that missed L2, L3 hits included; the
+ * demand_reads* counters keep the L3 misses alone (the L3_MISS_DEMAND_DATA_RD variants).
+ * Four L3 hits (40 cycles) and four misses to memory (200), all sent at once.
+ */
+START_TEST(test_offcore_demand_read_counters_include_l3_hits)
+{
+	io_reset();
+	struct cxs_core_params p = test_params();
+	struct rig *r = rig_new(&p, prog_independent, false);
+	enum { N = 8, L3_CYC = L3_PS / CYCLE_PS };
+	for (uint32_t i = 0; i < N; i++)
+		io.a[i] = LINE(i) | (i % 2 ? IN_L3 : 0);
+	io.n = N;
+	run_ok(r);
+
+	ck_assert_uint_eq(io.ngot, N);
+	ck_assert_uint_eq(counter(r, "l2_misses"), N);   /* P12 */
+	ck_assert_uint_eq(counter(r, "demand_reads"), N / 2);
+	ck_assert_uint_eq(counter(r, "offcore_demand_reads_outstanding"),
+			  N / 2 * (MEM_CYC + L3_CYC)); /* P11: the hits' 40 cycles too */
+	ck_assert_uint_eq(counter(r, "demand_reads_outstanding"), N / 2 * MEM_CYC);
+	ck_assert_uint_eq(counter(r, "cycles_with_offcore_demand_read"), MEM_CYC); /* P13 */
+	ck_assert_uint_eq(counter(r, "cycles_with_demand_read"), MEM_CYC);
+	/* the mean latency P11 / P12 is diluted by the hits: (200 + 40) / 2 cycles */
+	ck_assert_uint_eq(counter(r, "offcore_demand_reads_outstanding") / counter(r, "l2_misses"),
+			  (MEM_CYC + L3_CYC) / 2);
+	rig_free(r);
+}
+END_TEST
 
 START_TEST(test_independent_misses_fill_the_lfb_of_4_and_no_more)
 {
@@ -2407,6 +2443,7 @@ Suite *core_suite(void)
 	Suite *s = suite_create("core");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_pointer_chase_keeps_one_miss_outstanding);
+	tcase_add_test(tc, test_offcore_demand_read_counters_include_l3_hits);
 	tcase_add_test(tc, test_independent_misses_fill_the_lfb_of_4_and_no_more);
 	tcase_add_test(tc, test_independent_misses_fill_the_lfb_of_12_and_no_more);
 	tcase_add_test(tc, test_load_to_a_line_being_filled_is_an_lfb_hit);
