@@ -565,8 +565,10 @@ static void on_init_recov(void *ctx, cxs_time now, const struct cxs_envelope *en
 	r->have = calloc((n ? n : 1) * WORDS_PER_LINE, 1);
 	if (!r->lines || !r->best || !r->have)
 		cxs_bug(r->lp, "diktamo: out of memory for recovery");
-	memcpy(r->lines, lines, n * sizeof *lines);
-	qsort(r->lines, n, sizeof *r->lines, cmp_u64); /* word_slot searches them */
+	if (n) { /* an MN that homes none of the dead CN's lines may be given NULL */
+		memcpy(r->lines, lines, n * sizeof *lines);
+		qsort(r->lines, n, sizeof *r->lines, cmp_u64); /* word_slot searches them */
+	}
 	r->nlines = n;
 	cxs_time dir = (cxs_time)r->env.dir_entries(r->env.ctx) * r->w->p->rec_dir_entry_ps;
 	r->rep.trav_dir_ps = dir;
