@@ -117,6 +117,8 @@ static uint64_t *fresh(size_t n)
 
 enum wait_result reduce_run(struct cxs_engine *e)
 {
+	if (e->rshm)
+		return rshm_run(e);
 	size_t n = e->rl.total;
 	memcpy(e->result, e->contrib, n * sizeof *e->result);
 	int me = my_index(e);
