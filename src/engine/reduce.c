@@ -16,6 +16,9 @@
  *    bytes, ~1 us over shared memory; libnbc's Iallreduce costs several times
  *    that per window, and windows are what bound the sync-heavy runs.
  *
+ * When every rank is on one host, reduce_shm.c does the same reduction in
+ * shared memory instead (one sleep per rank per window, not one per step).
+ *
  * Schedule: recursive doubling over the live ranks, with the ranks beyond the
  * largest power of two folding in first and receiving the result last. All
  * operators are integer and commutative, so every rank ends with the same

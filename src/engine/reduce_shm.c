@@ -23,8 +23,10 @@
  * window): a rank copies its contribution into its slot, then stores the
  * stamp (release); a reader that loads the stamp (acquire) sees the vector.
  *
- * The wait. comm_wait_poll with a poll that counts the live ranks whose slot
- * does not hold this reduction's stamp, and every other live rank as awaited
+ * The wait. A rank with a core of its own first spins on the segment for
+ * about a millisecond (RSHM_SPIN_S); then comm_wait_poll, with a poll that
+ * counts the live ranks whose slot does not hold this reduction's stamp,
+ * and every other live rank as awaited
  * (after a silence of failure_timeout_s they are pinged, exactly as a
  * reduction step pings its peer, and the silent one is suspected). The sleep
  * is on the region's shared bell (doorbell.c), not the rank's own doorbell;
@@ -46,6 +48,12 @@
  * A woken rank copies a published result; if there is none (the completer
  * was killed while combining), it combines the slots itself. So no rank's
  * death can leave a survivor without the result once every stamp is there.
+ * The block is a seqlock (res_stamp is 0 while it is written, and a reader
+ * checks it again after its copy): a rank excluded while it was stopped
+ * (SIGSTOP, failure.excluded_rank) can resume and complete its own epoch's
+ * reduction of the same window, claiming and writing the block while the
+ * survivors read their new epoch's result there; a reader that sees that
+ * combines the slots itself, and slots are written only by their owners.
  *
  * Reuse. Parity w mod 2 is written again at window w + 2, by a rank that has
  * completed reduction w + 1 — which needs every live rank's stamp of w + 1,
@@ -70,9 +78,10 @@
  * segment), decided once after reduction 0 (done by reduce.c), when every
  * rank has opened the segment — the same decision on every rank. A job over
  * several hosts keeps reduce.c's recursive doubling among all ranks (a
- * hierarchical reduction, one leader per host, is not built). Up to
- * RSHM_MAX_RANKS world ranks: the region is 2 (N + 1) vectors of 2N + N*B + 8
- * words, 0.6 MB at 128 ranks.
+ * hierarchical reduction, one leader per host, is not built), and so does a
+ * run with CXLSIM_TEST_REDUCE_P2P=1 (tests/mpi/shm_reduce.sh compares the
+ * two). Up to RSHM_MAX_RANKS world ranks: the region is 2 (N + 1) vectors
+ * of 2N + N*B + 8 words with their headers, 1.1 MB at 128 ranks.
  */
 #include "engine_priv.h"
 
@@ -188,6 +197,9 @@ static void complete(struct cxs_engine *e, const struct rshm_wait *w)
 	combine_slots(e, w->par);
 	struct rshm_hdr *blk = unit(s, w->par, -1);
 	if (atomic_exchange(&blk->claim, w->stamp) != w->stamp) {
+		/* A seqlock: res_stamp is 0 while the vector is written. */
+		atomic_store_explicit(&blk->stamp, 0, memory_order_relaxed);
+		atomic_thread_fence(memory_order_release);
 		memcpy(vec(blk), e->result, e->rl.total * sizeof *e->result);
 		atomic_store_explicit(&blk->stamp, w->stamp, memory_order_release);
 	}
@@ -231,9 +243,13 @@ enum wait_result rshm_run(struct cxs_engine *e)
 	if (wr == WAIT_CHANGED)
 		return WAIT_CHANGED;
 	struct rshm_hdr *blk = unit(s, w.par, -1);
-	if (atomic_load_explicit(&blk->stamp, memory_order_acquire) == w.stamp)
+	bool copied = false;
+	if (atomic_load_explicit(&blk->stamp, memory_order_acquire) == w.stamp) {
 		memcpy(e->result, vec(blk), e->rl.total * sizeof *e->result);
-	else
-		combine_slots(e, w.par); /* its completer died, or is still writing */
+		atomic_thread_fence(memory_order_acquire);
+		copied = atomic_load_explicit(&blk->stamp, memory_order_relaxed) == w.stamp;
+	}
+	if (!copied)
+		combine_slots(e, w.par); /* its completer died, is still writing, or was overwritten */
 	return WAIT_OK;
 }
