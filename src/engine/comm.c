@@ -9,9 +9,9 @@
  * none of this rank's own sends is still moving, the sleep is a doorbell
  * (doorbell.c): the rank sleeps in the kernel and the peer's send wakes it
  * at once (in reduce_shm.c's wait, a bell shared by the host's ranks that
- * the reduction's last arrival rings). With more ranks on the host than processors (34 on 2) the spin is
- * only SPIN_POLLS_OVERSUB polls: a rank that cannot go on gives its core
- * away at once. There is no sched_yield stage then: on this 2-core machine,
+ * the reduction's last arrival rings). With more ranks on the host than
+ * processors (34 on 2) the spin is only SPIN_POLLS_OVERSUB polls: a rank
+ * that cannot go on gives its core away at once. There is no sched_yield stage then: on this 2-core machine,
  * shared with other work, 30 % of the np = 2 16x4 run's cycles went to
  * sched_yield (perf, issue 12), and a yield hands the core to whatever else
  * runs for a whole time slice, so the peer then waits for the yielder.

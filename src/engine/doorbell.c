@@ -63,7 +63,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,8 +95,6 @@ struct doorbell {
 	char name[96];
 	bool unlinked;
 	int ncpus, local_ranks;
-	int old_policy; /* door_sched_batch */
-	bool batch;
 };
 
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
@@ -232,30 +229,4 @@ void bell_ring_all(struct door_bell *b)
 	atomic_fetch_add(&b->seq, 1);
 	if (atomic_load(&b->sleepers))
 		futex(&b->seq, FUTEX_WAKE, INT_MAX, NULL);
-}
-
-/*
- * Oversubscribed ranks run as SCHED_BATCH while in the window loop. A rank
- * that a bell wakes is otherwise scheduled at once in place of the rank that
- * rang (the fair class's wake-up preemption): with 32 ranks on 2 cores,
- * a reduction's ring preempted the ringer and each woken rank the next, and
- * half the loop's context switches were such preemptions. SCHED_BATCH keeps
- * the tick's time slices and fairness but drops that preemption, so a rank
- * runs its window to the end and then gives its core away by sleeping: one
- * switch per rank per window. Switching between SCHED_OTHER and SCHED_BATCH
- * needs no privilege; if it is refused, nothing changes.
- */
-void door_sched_batch(struct doorbell *d, bool on)
-{
-	if (!d || !door_oversubscribed(d))
-		return;
-	struct sched_param sp = {0};
-	if (on) {
-		d->old_policy = sched_getscheduler(0);
-		if (d->old_policy == SCHED_OTHER && sched_setscheduler(0, SCHED_BATCH, &sp) == 0)
-			d->batch = true;
-	} else if (d->batch) {
-		sched_setscheduler(0, d->old_policy, &sp);
-		d->batch = false;
-	}
 }

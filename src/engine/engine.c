@@ -1116,9 +1116,7 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 	struct rusage ru0, ru1;
 	getrusage(RUSAGE_SELF, &ru0);
 	e->door_on = true;
-	door_sched_batch(e->door, true);
 	run_windows(e);
-	door_sched_batch(e->door, false);
 	e->door_on = false;
 	getrusage(RUSAGE_SELF, &ru1);
 	cxs_log(CXS_LOG_INFO, e->now,

@@ -187,9 +187,6 @@ uint32_t door_arm(struct doorbell *d);
 /* Sleeps until a ring after door_arm, or a bound; false if the bound ended it. */
 bool door_sleep(struct doorbell *d, uint32_t armed);
 
-/* Oversubscribed: SCHED_BATCH while on (no wake-up preemption), then back. */
-void door_sched_batch(struct doorbell *d, bool on);
-
 /* A bell many ranks of a host sleep on (shared memory); zeroed is idle. */
 struct door_bell {
 	_Atomic uint32_t seq;
