@@ -8,9 +8,10 @@
  * Inside the window loop, when every rank waited for is on this host and
  * none of this rank's own sends is still moving, the sleep is a doorbell
  * (doorbell.c): the rank sleeps in the kernel and the peer's send wakes it
- * at once. With more ranks on the host than processors (34 on 2) the spin is
- * only SPIN_POLLS_OVERSUB polls: a rank that cannot go on gives its core
- * away at once. There is no sched_yield stage then: on this 2-core machine,
+ * at once (in reduce_shm.c's wait, a bell shared by the host's ranks that
+ * the reduction's last arrival rings). With more ranks on the host than
+ * processors (34 on 2) the spin is only SPIN_POLLS_OVERSUB polls: a rank
+ * that cannot go on gives its core away at once. There is no sched_yield stage then: on this 2-core machine,
  * shared with other work, 30 % of the np = 2 16x4 run's cycles went to
  * sched_yield (perf, issue 12), and a yield hands the core to whatever else
  * runs for a whole time slice, so the peer then waits for the yielder.
@@ -244,14 +245,17 @@ static bool pause_wait(struct cxs_engine *e, unsigned *polls, long *sleep_ns, co
 	if (how == PAUSE_DOOR && !over && p < DOOR_SPIN_POLLS)
 		return false; /* a free core: spin on, the peer may answer in microseconds */
 	if (how == PAUSE_DOOR) {
-		uint32_t armed = door_arm(e->door);
+		struct door_bell *bell = e->wait_bell;
+		uint32_t armed = bell ? bell_arm(bell) : door_arm(e->door);
 		if (poll(ctx, arg) == 0 || poll(ctx, arg) == 0) {
 			done = true;
 		} else {
 			e->fig.door_sleeps++;
-			e->door_woke = door_sleep(e->door, armed);
-			if (!e->door_woke)
+			bool rung = bell ? bell_sleep(bell, armed) : door_sleep(e->door, armed);
+			if (!rung)
 				e->fig.door_timeouts++;
+			/* A shared bell rings for the wait itself, never for a ping. */
+			e->door_woke = rung && !bell;
 		}
 	} else if (how == PAUSE_YIELD || p < YIELD_POLLS) {
 		sched_yield();

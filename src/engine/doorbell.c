@@ -35,12 +35,24 @@
  * polls, so a sender asleep would stall its receiver, which would stall it.
  * Otherwise it polls with the old back-off.
  *
+ * The segment may carry a further region after the slots (door_open's
+ * `extra` bytes, zero-filled by ftruncate): reduce_shm.c keeps the window
+ * reduction there when every rank of the job is on this host.
+ *
  * The segment is named by user, job (PMIX_NAMESPACE) and parent process (the
  * local mpirun or orted), so concurrent jobs never share one, and it is
  * unlinked after the first reduction (every rank has opened it by then: all
  * took part); the mappings live on until the ranks exit. A job without a
  * launcher's namespace, or where shm_open fails, runs without doorbells:
  * slower when ranks outnumber cores, otherwise the same.
+ *
+ * A shared bell (struct door_bell, bell_*) is the same pairing for many
+ * waiters on one word: each counts itself in `sleepers` before it reads seq
+ * and sleeps, the ringer increments seq before it reads `sleepers`, and one
+ * FUTEX_WAKE wakes them all. reduce_shm.c's waits sleep on one, so that the
+ * rank completing a reduction wakes the host's ranks with one system call,
+ * and a batch sent to a rank in that wait (rung on its own doorbell) does
+ * not wake it for nothing.
  *
  * Linux only (futex(2)); Debian 12 is the target.
  */
@@ -78,7 +90,7 @@ _Static_assert(sizeof(struct door_slot) == 64, "one doorbell slot per cache line
 
 struct doorbell {
 	struct door_slot *slot;
-	size_t bytes;
+	size_t bytes, extra;
 	int nranks, rank;
 	char name[96];
 	bool unlinked;
@@ -90,7 +102,7 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
 	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
 }
 
-struct doorbell *door_open(int rank, int nranks)
+struct doorbell *door_open(int rank, int nranks, size_t extra)
 {
 	const char *ns = getenv("PMIX_NAMESPACE");
 	if (nranks < 2 || ns == NULL || ns[0] == '\0' || strlen(ns) > 40)
@@ -100,7 +112,8 @@ struct doorbell *door_open(int rank, int nranks)
 		return NULL;
 	d->rank = rank;
 	d->nranks = nranks;
-	d->bytes = (size_t)nranks * sizeof(struct door_slot);
+	d->extra = extra;
+	d->bytes = (size_t)nranks * sizeof(struct door_slot) + extra;
 	snprintf(d->name, sizeof d->name, "/cxlsim-door-%u-%s-%ld", (unsigned)getuid(), ns,
 		 (long)getppid());
 	for (char *p = d->name + 1; *p; p++)
@@ -151,6 +164,11 @@ void door_close(struct doorbell *d)
 	free(d);
 }
 
+void *door_extra(const struct doorbell *d)
+{
+	return d && d->extra ? (void *)(d->slot + d->nranks) : NULL;
+}
+
 bool door_local(const struct doorbell *d, int rank)
 {
 	return d && rank >= 0 && rank < d->nranks && atomic_load(&d->slot[rank].pid) != 0;
@@ -188,4 +206,27 @@ bool door_sleep(struct doorbell *d, uint32_t armed)
 		r = futex(&s->seq, FUTEX_WAIT, armed, &ts);
 	atomic_store(&s->sleeping, 0);
 	return !(r != 0 && errno == ETIMEDOUT);
+}
+
+uint32_t bell_arm(struct door_bell *b)
+{
+	return atomic_load(&b->seq);
+}
+
+bool bell_sleep(struct door_bell *b, uint32_t armed)
+{
+	struct timespec ts = {0, DOOR_MAX_SLEEP_NS};
+	atomic_fetch_add(&b->sleepers, 1);
+	long r = 0;
+	if (atomic_load(&b->seq) == armed)
+		r = futex(&b->seq, FUTEX_WAIT, armed, &ts);
+	atomic_fetch_sub(&b->sleepers, 1);
+	return !(r != 0 && errno == ETIMEDOUT);
+}
+
+void bell_ring_all(struct door_bell *b)
+{
+	atomic_fetch_add(&b->seq, 1);
+	if (atomic_load(&b->sleepers))
+		futex(&b->seq, FUTEX_WAKE, INT_MAX, NULL);
 }

@@ -107,6 +107,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cxlsim/h5out.h"
@@ -479,7 +480,7 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 		e->live[r] = r;
 	}
 	e->nlive = nranks;
-	e->door = door_open(rank, nranks);
+	e->door = door_open(rank, nranks, rshm_bytes(&e->rl));
 	return e;
 }
 
@@ -488,6 +489,7 @@ void cxs_engine_free(struct cxs_engine *e)
 	if (!e)
 		return;
 	ctl_release_all();
+	rshm_free(e->rshm);
 	door_close(e->door);
 	for (uint32_t i = 0; i < e->nlocal; i++) {
 		free(e->lps[i].state);
@@ -1049,8 +1051,10 @@ static void run_windows(struct cxs_engine *e)
 		build_contrib(e);
 		send_batches(e);
 		reduce_window(e);
-		if (e->w == 0)
+		if (e->w == 0) {
 			door_unlink(e->door); /* every rank took part, so every rank opened it */
+			e->rshm = rshm_attach(e);
+		}
 		memcpy(e->prev_result, e->done_result, e->rl.total * sizeof *e->result);
 		memcpy(e->done_result, e->result, e->rl.total * sizeof *e->result);
 		e->w_red = e->w + 1;
@@ -1108,15 +1112,22 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 		}
 		comm_service_now_and_then(e);
 	}
+	/* Context switches of this process in the loop (issue 12: per window). */
+	struct rusage ru0, ru1;
+	getrusage(RUSAGE_SELF, &ru0);
 	e->door_on = true;
 	run_windows(e);
 	e->door_on = false;
+	getrusage(RUSAGE_SELF, &ru1);
 	cxs_log(CXS_LOG_INFO, e->now,
 		"%llu windows, loop %.3f s, busy %.3f s; critical path %llu events, %.3f s busy "
 		"(the busiest rank's, window by window); %llu waits slept on the doorbell, %llu "
-		"until its bound", (unsigned long long)e->fig.windows, comm_now() - e->t_start,
-		e->fig.busy_wall_s, (unsigned long long)e->fig.crit_events, e->fig.crit_busy_s,
-		(unsigned long long)e->fig.door_sleeps, (unsigned long long)e->fig.door_timeouts);
+		"until its bound; %ld context switches, %ld involuntary; %s reduction",
+		(unsigned long long)e->fig.windows, comm_now() - e->t_start, e->fig.busy_wall_s,
+		(unsigned long long)e->fig.crit_events, e->fig.crit_busy_s,
+		(unsigned long long)e->fig.door_sleeps, (unsigned long long)e->fig.door_timeouts,
+		(ru1.ru_nvcsw - ru0.ru_nvcsw) + (ru1.ru_nivcsw - ru0.ru_nivcsw),
+		ru1.ru_nivcsw - ru0.ru_nivcsw, e->rshm ? "shared-memory" : "point-to-point");
 	finish_samples(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
 	progress_update(e, true);

@@ -3,6 +3,7 @@
  *
  *   engine.c      window loop, model API, batches, kills, failures
  *   reduce.c      the per-window reduction over the live ranks (point to point)
+ *   reduce_shm.c  the same through the doorbell's segment when all ranks share a host
  *   recv_set.c    receiving one message from each of several sources
  *   output.c      gathering the results on the writer at the end
  *   comm.c        waiting: polling with back-off, timeouts, pings, control service
@@ -145,6 +146,17 @@ enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *
 /* Runs window e->w's reduction over the live ranks: e->contrib -> e->result. */
 enum wait_result reduce_run(struct cxs_engine *e);
 
+/* ---- the reduction in shared memory (reduce_shm.c) ------------------------ */
+
+struct rshm;
+/* Bytes of the region reduce_shm needs in the doorbell segment (0: not used at this size). */
+size_t rshm_bytes(const struct red_layout *l);
+/* After reduction 0: the shared reduction if every rank is on this host, else NULL. */
+struct rshm *rshm_attach(struct cxs_engine *e);
+void rshm_free(struct rshm *s);
+/* reduce_run's path when e->rshm is set. */
+enum wait_result rshm_run(struct cxs_engine *e);
+
 /* Services control messages without waiting; WAIT_CHANGED as above. */
 enum wait_result comm_service(struct cxs_engine *e);
 double comm_now(void);
@@ -157,8 +169,11 @@ void comm_service_tick(void *ctx); /* the same, as an h5out tick callback */
 /* ---- doorbells (doorbell.c) ------------------------------------------------ */
 
 struct doorbell;
-/* The job's segment on this host, or NULL (np 1, no launcher, shm refused). */
-struct doorbell *door_open(int rank, int nranks);
+/* The job's segment on this host, or NULL (np 1, no launcher, shm refused);
+ * `extra` bytes after the slots, zeroed, for door_extra. */
+struct doorbell *door_open(int rank, int nranks, size_t extra);
+/* The extra region (64-byte aligned), or NULL if none. */
+void *door_extra(const struct doorbell *d);
 void door_unlink(struct doorbell *d);
 void door_close(struct doorbell *d);
 /* Whether `rank` is on this host (has opened the segment). False for NULL. */
@@ -171,6 +186,17 @@ void door_ring(struct doorbell *d, int rank);
 uint32_t door_arm(struct doorbell *d);
 /* Sleeps until a ring after door_arm, or a bound; false if the bound ended it. */
 bool door_sleep(struct doorbell *d, uint32_t armed);
+
+/* A bell many ranks of a host sleep on (shared memory); zeroed is idle. */
+struct door_bell {
+	_Atomic uint32_t seq;
+	_Atomic uint32_t sleepers;
+};
+uint32_t bell_arm(struct door_bell *b);
+/* As door_sleep, on the shared bell. */
+bool bell_sleep(struct door_bell *b, uint32_t armed);
+/* Wakes every rank asleep on the bell (one system call, none if nobody sleeps). */
+void bell_ring_all(struct door_bell *b);
 
 /* ---- receiving from several sources (recv_set.c) ------------------------- */
 
@@ -350,6 +376,8 @@ struct cxs_engine {
 	bool wait_busy;            /* a transfer that rings no bell is in progress */
 	bool door_woke;            /* the last back-off slept and was rung */
 	MPI_Request *red_sreq;     /* the reduction step's send, while it is waited on */
+	struct rshm *rshm;         /* the reduction in shared memory, or NULL (reduce_shm.c) */
+	struct door_bell *wait_bell; /* set: the current wait sleeps on this bell, not the doorbell */
 };
 
 /* calloc that stops the run when memory runs out (engine.c). */

@@ -16,6 +16,9 @@
  *    bytes, ~1 us over shared memory; libnbc's Iallreduce costs several times
  *    that per window, and windows are what bound the sync-heavy runs.
  *
+ * When every rank is on one host, reduce_shm.c does the same reduction in
+ * shared memory instead (one sleep per rank per window, not one per step).
+ *
  * Schedule: recursive doubling over the live ranks, with the ranks beyond the
  * largest power of two folding in first and receiving the result last. All
  * operators are integer and commutative, so every rank ends with the same
@@ -117,6 +120,8 @@ static uint64_t *fresh(size_t n)
 
 enum wait_result reduce_run(struct cxs_engine *e)
 {
+	if (e->rshm)
+		return rshm_run(e);
 	size_t n = e->rl.total;
 	memcpy(e->result, e->contrib, n * sizeof *e->result);
 	int me = my_index(e);

@@ -5,7 +5,9 @@
 # np = 1 and np = 2 against the bare sequential heap loop of the same
 # semantics (tests/bench/heap_loop.c, built here), and PHOLD 16 LPs at
 # np = 2; the 16x4 ocean_cp run with one node per rank (np = 32) against
-# np = 2 on the same size, with context switches per window. A benchmark,
+# np = 2 on the same size, with context switches per window (of the whole
+# processes, by perf, and of the event loop alone, from every rank's -v line,
+# which also names the reduction it used). A benchmark,
 # not a timed test: it prints figures and fails only if checksums differ.
 # Medians of REPEATS runs, np = 1 and np = 2 (and heap loop) alternating so
 # that drifts of a shared machine hit both alike. Run it alone:
@@ -83,14 +85,17 @@ oc=("$SRC/inputs/wb-16x4.ini" --set workload.kernel=ocean_cp --set workload.size
 : >"$tmp/n2" >"$tmp/n32" >"$tmp/sums"
 for _ in $(seq "$reps"); do
 	read -r c2 w2 _ _ <<<"$(one 2 "$tmp/b.h5" "${oc[@]}")"
+	# -v: every rank's line names its reduction and its context switches in the loop
 	if command -v perf >/dev/null; then
-		perf stat -x, -e context-switches -o "$tmp/cs" -- "$MPIRUN" -np 32 "$CXLSIM" --quiet \
-			-o "$tmp/c.h5" "${oc[@]}" >/dev/null 2>&1
+		perf stat -x, -e context-switches -o "$tmp/cs" -- "$MPIRUN" -np 32 "$CXLSIM" -v \
+			-o "$tmp/c.h5" "${oc[@]}" >/dev/null 2>"$tmp/c.err"
 		cs=$(awk -F, '/context-switches/ {print $1}' "$tmp/cs")
 	else
-		"$MPIRUN" -np 32 "$CXLSIM" --quiet -o "$tmp/c.h5" "${oc[@]}" >/dev/null 2>&1
+		"$MPIRUN" -np 32 "$CXLSIM" -v -o "$tmp/c.h5" "${oc[@]}" >/dev/null 2>"$tmp/c.err"
 		cs=0
 	fi
+	lcs=$(grep -o '[0-9]* context switches' "$tmp/c.err" | awk '{s += $1} END {print s + 0}')
+	red=$(grep -oE '(shared-memory|point-to-point) reduction' "$tmp/c.err" | sort | uniq -c | tr -s ' ' | paste -sd, -)
 	read -r c32 w32 win32 _ <<<"$(/usr/bin/python3 - "$tmp/c.h5" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "analysis"))
@@ -99,11 +104,12 @@ r = cxlsim_h5.load(sys.argv[1])
 print("%#018x %.4f %d" % (int(r.attrs["checksum"]), float(r.engine["loop_wall_s"].max()), int(r.engine["windows"].max())))
 PY
 )"
-	echo "$w2" >>"$tmp/n2"; echo "$w32 $cs $win32" >>"$tmp/n32"; echo "$c2 $c32" >>"$tmp/sums"
+	echo "$w2" >>"$tmp/n2"; echo "$w32 $cs $win32 $lcs" >>"$tmp/n32"; echo "$c2 $c32" >>"$tmp/sums"
 done
 m2=$(median <"$tmp/n2")
-read -r m32 cs win32 <<<"$(sort -g "$tmp/n32" | sed -n "$(( (reps + 1) / 2 ))p")"
+read -r m32 cs win32 lcs <<<"$(sort -g "$tmp/n32" | sed -n "$(( (reps + 1) / 2 ))p")"
 [ "$(tr ' ' '\n' <"$tmp/sums" | sort -u | wc -l)" -eq 1 ] || { echo "checksums differ: $(cat "$tmp/sums")"; exit 1; }
-printf '%-28s %10s %10s %8s %9s  %s\n' "16x4 ocean_cp size 32" "np=2 s" "np=32 s" "np32/np2" windows "ctx switches/window"
-printf '%-28s %10.3f %10.3f %7.2fx %9s  %s\n' "one node per rank at 32" "$m2" "$m32" \
-	"$(echo "$m32 / $m2" | bc -l)" "$win32" "$(echo "$cs / $win32" | bc -l | xargs printf '%.1f')"
+printf '%-28s %10s %10s %8s %9s  %s\n' "16x4 ocean_cp size 32" "np=2 s" "np=32 s" "np32/np2" windows "ctx switches/window: process, loop"
+printf '%-28s %10.3f %10.3f %7.2fx %9s  %s, %s  (%s)\n' "one node per rank at 32" "$m2" "$m32" \
+	"$(echo "$m32 / $m2" | bc -l)" "$win32" "$(echo "$cs / $win32" | bc -l | xargs printf '%.1f')" \
+	"$(echo "$lcs / $win32" | bc -l | xargs printf '%.1f')" "${red:-reduction not reported}"
