@@ -33,7 +33,12 @@
  *
  * Outstanding replications live in a table indexed by id modulo its size,
  * which exceeds what a CN can have in flight (its cores' store buffers and
- * one atomic each); a collision is a bug and says so.
+ * one atomic each). Ids increase, but not always by one: a replication can
+ * wait at its core's store-buffer head while the CN's other cores make a
+ * thousand more (proactive_noc with a 64 KB SRAM: one waited 5 us while
+ * 1024 newer ones came and went, 220 in flight), so a new id skips those
+ * whose slot is still in use. Nothing needs them consecutive: a Logging
+ * Unit names a REPL by (CN, id), and the failure scan below sorts by id.
  *
  * Checks, always on (the protocol checker's local half): a store performed
  * before all its REPL_ACKs are in, or out of its replication's order, stops
@@ -71,6 +76,17 @@ struct rec {
 	uint64_t stamp[DK_MAX_WORDS];   /* ... and that store's stamp */
 };
 
+/* A replication's id and slot, to visit them in id order. */
+struct id_slot {
+	uint32_t id, slot;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint32_t x = ((const struct id_slot *)a)->id, y = ((const struct id_slot *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
 struct cxs_dk_sender {
 	const struct cxs_dk_world *w;
 	struct cxs_nport *port;
@@ -81,6 +97,7 @@ struct cxs_dk_sender {
 	uint32_t nlive;
 	uint32_t next_id;
 	uint32_t tmask;           /* the table's slots - 1: replication id -> slot */
+	struct id_slot *order;    /* scratch, as many as slots */
 	uint8_t ts[DK_MAX_CNS];   /* 7-bit VAL timestamp per destination Logging Unit */
 	size_t outstanding;
 	bool dropped;             /* diktamo.fault = drop_val done */
@@ -105,7 +122,10 @@ struct cxs_dk_sender *cxs_dk_sender_new(const struct cxs_dk_world *w, struct cxs
 	uint64_t slots = 64;
 	while (slots < 2 * need)
 		slots <<= 1;
-	if (!s || slots > (UINT64_C(1) << 31) || !(s->t = calloc(slots, sizeof *s->t))) {
+	if (!s || slots > (UINT64_C(1) << 31) || !(s->t = calloc(slots, sizeof *s->t)) ||
+	    !(s->order = malloc(slots * sizeof *s->order))) {
+		if (s)
+			free(s->t);
 		free(s);
 		return NULL;
 	}
@@ -141,6 +161,7 @@ void cxs_dk_sender_free(struct cxs_dk_sender *s)
 	if (!s)
 		return;
 	free(s->t);
+	free(s->order);
 	free(s);
 }
 
@@ -180,9 +201,15 @@ void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn, cxs_time now)
 	 * being handled; later replications choose groups among the live CNs.
 	 * Visited in id order, so the cores hear of them deterministically.
 	 */
-	for (uint32_t n = 0, id = s->next_id - s->tmask; n <= s->tmask; n++, id++) {
-		struct rec *r = &s->t[id & s->tmask];
-		if (!r->used || r->id != id || r->acks >= r->nrep)
+	uint32_t n = 0;
+	for (uint32_t i = 0; i <= s->tmask; i++)
+		if (s->t[i].used && s->t[i].acks < s->t[i].nrep)
+			s->order[n++] = (struct id_slot){s->t[i].id, i};
+	qsort(s->order, n, sizeof *s->order, cmp_id);
+	for (uint32_t q = 0; q < n; q++) {
+		struct rec *r = &s->t[s->order[q].slot];
+		/* A core told of an earlier one may have moved on (freed or reused the slot). */
+		if (!r->used || r->id != s->order[q].id || r->acks >= r->nrep)
 			continue;
 		for (uint32_t j = 0; j < r->nrep; j++) {
 			if (r->rep[j] != cn || (r->acked >> j & 1))
@@ -218,13 +245,17 @@ int cxs_dk_replicate(struct cxs_dk_sender *s, cxs_time now, uint32_t core,
 		snprintf(err, errlen, "node %u: a replication of %u stores", s->node, n);
 		return -1;
 	}
-	uint32_t my = ++s->next_id;
-	if (my == 0)
-		my = ++s->next_id; /* 0 names no replication */
-	struct rec *r = &s->t[my & s->tmask];
-	if (r->used)
-		cxs_bug(s->port->lp, "diktamo: replication %u still in flight when %u reuses its slot",
-			r->id, my);
+	if (s->outstanding > s->tmask)
+		cxs_bug(s->port->lp, "diktamo: %zu replications in flight fill the table of %u",
+			s->outstanding, s->tmask + 1);
+	uint32_t my;
+	struct rec *r;
+	do { /* the next id whose slot is free (see the header) */
+		my = ++s->next_id;
+		if (my == 0)
+			my = ++s->next_id; /* 0 names no replication */
+		r = &s->t[my & s->tmask];
+	} while (r->used);
 	uint64_t line = st[0].addr >> CXS_LINE_SHIFT;
 	memset(r, 0, offsetof(struct rec, widx));
 	r->used = true;
