@@ -179,6 +179,11 @@ bool door_oversubscribed(const struct doorbell *d)
 	return d && d->local_ranks > d->ncpus;
 }
 
+bool door_crowded(const struct doorbell *d, int per_cpu)
+{
+	return d && d->local_ranks >= per_cpu * d->ncpus;
+}
+
 void door_ring(struct doorbell *d, int rank)
 {
 	if (!d || rank < 0 || rank >= d->nranks || rank == d->rank)

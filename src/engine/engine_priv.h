@@ -180,6 +180,8 @@ void door_close(struct doorbell *d);
 bool door_local(const struct doorbell *d, int rank);
 /* More ranks of the job on this host than processors this rank may use. */
 bool door_oversubscribed(const struct doorbell *d);
+/* At least per_cpu ranks of this host per processor (the same answer on every rank). */
+bool door_crowded(const struct doorbell *d, int per_cpu);
 /* After a send to `rank`: wakes it if it sleeps. Any d (NULL: nothing). */
 void door_ring(struct doorbell *d, int rank);
 /* The value to pass to door_sleep: read it before the last poll. */
