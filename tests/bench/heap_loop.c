@@ -13,6 +13,11 @@
  * events handled and the rate over the loop alone.
  *
  *   heap_loop LPS END_US [MEAN_US LOOKAHEAD_US REMOTE]   (defaults 1.0 0.1 0.25)
+ *
+ * With HEAP_LOOP_CHECK=1 in the environment (tests/bench/heap_loop_check.sh,
+ * not the timed runs) it also checks that it pops events in key order and
+ * exits 1 if not; the events it handles must equal cxlsim's PHOLD count for
+ * the same run, which that test compares.
  */
 #include <math.h>
 #include <stdint.h>
@@ -129,8 +134,18 @@ int main(int argc, char **argv)
 			push((struct key){d, lp[i].seq++, i, i});
 	}
 	uint64_t events = 0;
+	const char *chk = getenv("HEAP_LOOP_CHECK");
+	int check = chk && chk[0] == '1';
+	struct key prev = {0, 0, 0, 0};
 	while (n) {
 		struct key k = pop();
+		if (check && events && less(&k, &prev)) {
+			fprintf(stderr, "heap_loop: event %llu (time %llu) popped after a later one (time %llu)\n",
+				(unsigned long long)events, (unsigned long long)k.time,
+				(unsigned long long)prev.time);
+			return 1;
+		}
+		prev = k;
 		struct lp *l = &lp[k.dst];
 		events++;
 		uint32_t dst = k.dst;
