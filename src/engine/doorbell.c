@@ -201,16 +201,23 @@ uint32_t door_arm(struct doorbell *d)
 	return atomic_load(&d->slot[d->rank].seq);
 }
 
+/* Sleeps while *seq == armed, at most DOOR_MAX_SLEEP_NS; false when the bound ended it. */
+static bool wait_seq(_Atomic uint32_t *seq, uint32_t armed)
+{
+	struct timespec ts = {0, DOOR_MAX_SLEEP_NS};
+	long r = 0;
+	if (atomic_load(seq) == armed)
+		r = futex(seq, FUTEX_WAIT, armed, &ts);
+	return !(r != 0 && errno == ETIMEDOUT);
+}
+
 bool door_sleep(struct doorbell *d, uint32_t armed)
 {
 	struct door_slot *s = &d->slot[d->rank];
-	struct timespec ts = {0, DOOR_MAX_SLEEP_NS};
 	atomic_store(&s->sleeping, 1);
-	long r = 0;
-	if (atomic_load(&s->seq) == armed)
-		r = futex(&s->seq, FUTEX_WAIT, armed, &ts);
+	bool woken = wait_seq(&s->seq, armed);
 	atomic_store(&s->sleeping, 0);
-	return !(r != 0 && errno == ETIMEDOUT);
+	return woken;
 }
 
 uint32_t bell_arm(struct door_bell *b)
@@ -220,13 +227,10 @@ uint32_t bell_arm(struct door_bell *b)
 
 bool bell_sleep(struct door_bell *b, uint32_t armed)
 {
-	struct timespec ts = {0, DOOR_MAX_SLEEP_NS};
 	atomic_fetch_add(&b->sleepers, 1);
-	long r = 0;
-	if (atomic_load(&b->seq) == armed)
-		r = futex(&b->seq, FUTEX_WAIT, armed, &ts);
+	bool woken = wait_seq(&b->seq, armed);
 	atomic_fetch_sub(&b->sleepers, 1);
-	return !(r != 0 && errno == ETIMEDOUT);
+	return woken;
 }
 
 void bell_ring_all(struct door_bell *b)
