@@ -124,7 +124,8 @@ static void on_coherence(void *ctx, cxs_time now, const struct cxs_envelope *env
 {
 	struct cn_node *cn = ctx;
 	const struct cxs_coh_msg *m = body;
-	char err[2048] = "";
+	char err[2048];
+	err[0] = 0;
 	(void)env;
 	(void)len;
 	if (cn->M->cn.fault_keep_copy && m->type == CXS_MSG_INV) {
@@ -254,7 +255,8 @@ static int cn_init(struct cxs_lp *lp, void *state)
 static void cn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 {
 	struct cn_node *cn = state;
-	char err[512] = "";
+	char err[512];
+	err[0] = 0;
 	switch (ev->type) {
 	case EV_MSG:
 		cxs_nport_arrive(&cn->port, ev);

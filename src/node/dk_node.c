@@ -145,7 +145,8 @@ void dk_release(struct dk_cluster *d)
 static void replicated(void *ctx, uint32_t core, uint32_t id, cxs_time now)
 {
 	struct cn_node *cn = ctx;
-	char err[512] = "";
+	char err[512];
+	err[0] = 0;
 	if (cn->paused) {
 		workload_defer(cn, &(struct deferred){.type = 0, .core = core, .id = id});
 		return;
@@ -207,7 +208,8 @@ int dk_cn_init(struct cn_node *cn, char *err, size_t errlen)
 void dk_cn_performed(struct cn_node *cn, cxs_time t, const struct cxs_mem_req *r, uint64_t stamp,
 		     uint64_t word)
 {
-	char err[512] = "";
+	char err[512];
+	err[0] = 0;
 	if (cxs_dk_performed(cn->dks, t, r, stamp, word, err, sizeof err) != 0)
 		cxs_lp_fail(cn->lp, 5, "%s", err);
 }
@@ -282,7 +284,8 @@ void dk_finalize(struct cxs_lp *lp)
 			    d->here, d->nodes);
 		return;
 	}
-	char err[1024] = "";
+	char err[1024];
+	err[0] = 0;
 	uint64_t *checked = cxs_stats_counter(cxs_lp_stats(lp), "diktamo", "checked_words", "words",
 					      "committed remote words the protocol checker verified (diktamo.check; on the process's last node)");
 	if (checked)

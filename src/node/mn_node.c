@@ -79,7 +79,8 @@ static void on_coherence(void *ctx, cxs_time now, const struct cxs_envelope *env
 			 const void *body, uint32_t len)
 {
 	struct mn_node *mn = ctx;
-	char err[512] = "";
+	char err[512];
+	err[0] = 0;
 	(void)env;
 	(void)len;
 	if (cxs_home_handle(&mn->home, now, body, err, sizeof err) != 0)
@@ -160,7 +161,8 @@ static void cn_failed(struct mn_node *mn, const struct cxs_event *ev)
 {
 	const struct fail_ev *fe = (const void *)ev->data;
 	struct cxs_stats *st = cxs_lp_stats(mn->lp);
-	char err[512] = "";
+	char err[512];
+	err[0] = 0;
 	if (!mn->owned_addr) {
 		mn->owned_addr = cxs_stats_vector(st, "home", "owned_at_failure_addr", "address",
 						  "lines a failed CN owned (E or M) when the switch detected its failure: their memory value stands");
@@ -239,7 +241,8 @@ static int mn_init(struct cxs_lp *lp, void *state)
 static void mn_event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 {
 	struct mn_node *mn = state;
-	char err[512] = "";
+	char err[512];
+	err[0] = 0;
 	switch (ev->type) {
 	case EV_MSG:
 		cxs_nport_arrive(&mn->port, ev);

@@ -266,7 +266,8 @@ int workload_cn_init(struct cn_node *cn, char *err, size_t len)
 
 void workload_issue(struct cn_node *cn, const struct cxs_event *ev)
 {
-	char err[512] = "";
+	char err[512];
+	err[0] = 0;
 	if (cxs_cn_request(cn->agent, ev->time, (const void *)ev->data, err, sizeof err) != 0)
 		cxs_lp_fail(cn->lp, 3, "%s", err);
 }
@@ -291,7 +292,8 @@ void workload_pause(struct cn_node *cn)
 
 void workload_resume(struct cn_node *cn, cxs_time now)
 {
-	char err[2048] = "";
+	char err[2048];
+	err[0] = 0;
 	cn->paused = false;
 	/* In arrival order; anything they start now is for after the pause. */
 	for (size_t i = 0; i < cn->ndeferred && !cn->paused; i++) {
@@ -314,7 +316,8 @@ void workload_resume(struct cn_node *cn, cxs_time now)
 
 void workload_step(struct cn_node *cn, const struct cxs_event *ev)
 {
-	char err[2048] = "";
+	char err[2048];
+	err[0] = 0;
 	uint32_t core;
 	memcpy(&core, ev->data, sizeof core);
 	if (cn->paused) {
@@ -327,7 +330,8 @@ void workload_step(struct cn_node *cn, const struct cxs_event *ev)
 
 void workload_done(struct cn_node *cn, const struct cxs_event *ev)
 {
-	char err[2048] = "";
+	char err[2048];
+	err[0] = 0;
 	const struct core_done *d = (const void *)ev->data;
 	if (cn->ooo && cn->paused) {
 		workload_defer(cn, &(struct deferred){.type = EV_CORE_DONE, .core = d->r.core,
