@@ -104,6 +104,7 @@ struct cxs_lu_params {
 	cxs_time sram_ps;      /* SRAM access: 4 ns */
 	double watermark;      /* share of dram_bytes that asks for an early flush */
 	int zlib_level;        /* 9 (the paper's gzip -9) */
+	unsigned compress_threads; /* threads a dump compresses its chunks on (zpool.c) */
 	bool check_dram;       /* a VAL's stamps checked against the DRAM log (log_unit.c) */
 };
 void cxs_lu_default_params(struct cxs_lu_params *p);
@@ -226,6 +227,23 @@ int cxs_dk_compress(const unsigned char *in, size_t len, int level, unsigned cha
 		    size_t *outlen);
 int cxs_dk_inflate(const unsigned char *in, size_t len, size_t raw_len, unsigned char **out,
 		   char *err, size_t errlen);
+
+/*
+ * Several buffers compressed at once on up to `threads` threads, the caller's
+ * among them (src/diktamo/zpool.c): each job's out/out_len/rc as
+ * cxs_dk_compress would give them. 0, or -1 when a job failed (the others'
+ * outputs are still set: the caller frees them all).
+ */
+struct cxs_dk_zjob {
+	unsigned char *raw; /* the caller's */
+	size_t raw_len;
+	unsigned char *out;
+	size_t out_len;
+	int rc;
+};
+int cxs_dk_compress_all(struct cxs_dk_zjob *jobs, size_t n, int level, unsigned threads);
+/* diktamo.compress_threads resolved: configured if > 0, else this rank's share of the host. */
+unsigned cxs_dk_compress_threads(unsigned configured);
 
 /* ---- an MN's store of dumped logs (src/diktamo/log_store.c) ----------------------- */
 

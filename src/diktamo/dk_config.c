@@ -20,6 +20,7 @@ static const struct cxs_cfg_key dk_keys[] = {
 	{"diktamo", "recovery_log_entry", CXS_CFG_TIME, "2ns", "Recovery's MNMerge: time per dumped-log entry an MN's handler reads and per word it merges.", NULL, 0, 1e12},
 	{"diktamo", "recovery_inflate_gbps", CXS_CFG_DOUBLE, "1", "Recovery's MNMerge: GB/s at which an MN's handler decompresses its dumped logs.", NULL, 0.001, 1e6},
 	{"diktamo", "zlib_level", CXS_CFG_UINT, "9", "zlib level of the dumped logs (the paper's gzip -9).", NULL, 1, 9},
+	{"diktamo", "compress_threads", CXS_CFG_UINT, "0", "Threads a Logging Unit's dump compresses its chunks on: 0 = this rank's share of the processors it may run on (1 with a core per rank); the results are the same at any count.", NULL, 0, 64},
 	{"diktamo", "detect_latency", CXS_CFG_TIME, "1us", "How long after a CN fails the switch notices (it sets the CN's Viral_Status bit and tells the other nodes, §V-A), under every protocol of the memory system; longer than any message's flight, so that everything the CN sent before failing has arrived.", NULL, 1, 1e15},
 	{"diktamo", "check", CXS_CFG_BOOL, "false", "The protocol checker: every committed remote store VALed with its value in exactly N_r Logging Units or in an MN log, no non-VALed entry in a DRAM log, per-word stamp order (needs every node in one process, e.g. -np 1).", NULL, 0, 0},
 	{"diktamo", "fault", CXS_CFG_ENUM, "none", "Fault injection for testing the checkers: commit_before_ack commits stores without waiting for their REPL_ACKs; drop_val never sends the first VAL meant for a line's saver (the member that dumps it), so a committed store misses its N_r copies.", "none|commit_before_ack|drop_val", 0, 0},
@@ -39,6 +40,8 @@ int cxs_dk_configure(const struct cxs_config *cfg, struct cxs_dk_params *p, char
 	p->lu.dram_bytes = cxs_config_size_bytes(cfg, "diktamo", "dram_log");
 	p->lu.watermark = cxs_config_double(cfg, "diktamo", "watermark");
 	p->lu.zlib_level = (int)cxs_config_uint(cfg, "diktamo", "zlib_level");
+	p->lu.compress_threads =
+		cxs_dk_compress_threads((unsigned)cxs_config_uint(cfg, "diktamo", "compress_threads"));
 	p->dump_period = cxs_config_time_ps(cfg, "diktamo", "dump_period");
 	p->spill_after = cxs_config_time_ps(cfg, "diktamo", "spill_after");
 	p->rec_dir_entry_ps = cxs_config_time_ps(cfg, "diktamo", "recovery_dir_entry");

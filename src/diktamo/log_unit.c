@@ -109,7 +109,9 @@
  * entries it is in charge of (keep(ctx, line), line = addr >> 6), groups
  * them by dest(ctx, line) keeping log order inside each group, encodes each
  * group (log_format.c) and compresses it with zlib at zlib_level, producing
- * chunks in ascending dest order. Then it clears what it saved, and the
+ * chunks in ascending dest order; the groups are encoded first and then
+ * compressed together, on compress_threads threads (zpool.c), which gives
+ * the same bytes as one by one. Then it clears what it saved, and the
  * other members' entries that were in the log at the previous dump already;
  * those of other members that entered since stay one round more. The paper
  * clears the whole log ("synchronize again, and clear the logs"), but a
@@ -330,6 +332,7 @@ void cxs_lu_default_params(struct cxs_lu_params *p)
 	p->sram_ps = 4000;                          /* Table II: 4 ns */
 	p->watermark = 0.75;                        /* see the module header */
 	p->zlib_level = 9;                          /* §IV-E: gzip -9 */
+	p->compress_threads = 1;                    /* diktamo.compress_threads */
 	p->check_dram = true;                       /* diktamo.check = false turns it off */
 }
 
@@ -958,6 +961,7 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 	size_t *count = NULL, *start = NULL;
 	struct cxs_dk_entry *group = NULL;
 	struct cxs_dk_chunk *out = NULL;
+	struct cxs_dk_zjob *jobs = NULL;
 	size_t nout = 0;
 	unsigned char *raw = NULL;
 	int rc = -1;
@@ -1001,10 +1005,12 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 			order[start[to[p]]++] = p;
 	if (groups > 0) {
 		out = calloc(groups, sizeof *out);
+		jobs = calloc(groups, sizeof *jobs);
 		group = malloc(most * sizeof *group);
-		if (!out || !group)
+		if (!out || !jobs || !group)
 			goto out;
 	}
+	/* Every group encoded, then all compressed at once (zpool.c: on spare processors). */
 	size_t raw_total = 0, packed_total = 0, first = 0;
 	for (uint32_t d = 0; d < ndest && kept > 0; d++) {
 		if (count[d] == 0)
@@ -1012,21 +1018,24 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 		for (size_t i = 0; i < count[d]; i++)
 			group[i] = lu->log[order[first + i]];
 		first += count[d];
-		size_t raw_len;
-		if (cxs_dk_log_encode(group, count[d], &raw, &raw_len) != 0)
-			goto out;
 		struct cxs_dk_chunk *c = &out[nout];
-		if (cxs_dk_compress(raw, raw_len, lu->p.zlib_level, &c->bytes, &c->len) != 0)
+		if (cxs_dk_log_encode(group, count[d], &raw, &c->raw_len) != 0)
 			goto out;
-		free(raw);
+		jobs[nout] = (struct cxs_dk_zjob){.raw = raw, .raw_len = c->raw_len};
 		raw = NULL;
-		nout++;
 		c->dest = d;
-		c->raw_len = raw_len;
 		c->nentries = count[d];
-		raw_total += raw_len;
-		packed_total += c->len;
+		raw_total += c->raw_len;
+		nout++;
 	}
+	int zrc = cxs_dk_compress_all(jobs, nout, lu->p.zlib_level, lu->p.compress_threads);
+	for (size_t i = 0; i < nout; i++) {
+		out[i].bytes = jobs[i].out;
+		out[i].len = jobs[i].out_len;
+		packed_total += out[i].len;
+	}
+	if (zrc != 0)
+		goto out;
 	cxs_time busy = (cxs_time)nl * lu->p.cycle_ps;
 	(*lu->c[C_DUMPS])++;
 	*lu->c[C_DUMP_ENTRIES] += kept;
@@ -1044,6 +1053,9 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 	rc = 0;
 out:
 	cxs_dk_chunks_free(out, nout);
+	for (size_t i = 0; jobs && i < nout; i++)
+		free(jobs[i].raw);
+	free(jobs);
 	free(raw);
 	free(group);
 	free(to);

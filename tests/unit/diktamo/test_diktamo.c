@@ -781,6 +781,55 @@ START_TEST(compression_round_trips)
 }
 END_TEST
 
+/*
+ * A dump's chunks compressed on several threads (zpool.c) are the bytes of
+ * compressing them one by one, job for job, over several batches (the
+ * workers sleep between them) and with more threads than jobs; a job that
+ * fails (level 10) fails the batch and leaves the others' outputs.
+ */
+START_TEST(compress_all_threads_same_bytes)
+{
+	enum { JOBS = 7, N = 3000 };
+	struct cxs_dk_entry *e = malloc(N * sizeof *e);
+	struct cxs_dk_zjob one[JOBS], many[JOBS];
+	rng_state = 7;
+	for (int j = 0; j < JOBS; j++) {
+		if (j % 2)
+			random_entries(e, N - 100 * (size_t)j);
+		else
+			stencil_entries(e, N - 100 * (size_t)j);
+		unsigned char *raw;
+		size_t len;
+		ck_assert_int_eq(cxs_dk_log_encode(e, N - 100 * (size_t)j, &raw, &len), 0);
+		one[j] = (struct cxs_dk_zjob){.raw = raw, .raw_len = len};
+	}
+	ck_assert_int_eq(cxs_dk_compress_all(one, JOBS, 9, 1), 0);
+	for (unsigned threads = 2; threads <= 9; threads += 7)
+		for (int batch = 0; batch < 3; batch++) {
+			for (int j = 0; j < JOBS; j++)
+				many[j] = (struct cxs_dk_zjob){.raw = one[j].raw, .raw_len = one[j].raw_len};
+			ck_assert_int_eq(cxs_dk_compress_all(many, JOBS, 9, threads), 0);
+			for (int j = 0; j < JOBS; j++) {
+				ck_assert_int_eq(many[j].rc, 0);
+				ck_assert_uint_eq(many[j].out_len, one[j].out_len);
+				ck_assert_int_eq(memcmp(many[j].out, one[j].out, one[j].out_len), 0);
+				free(many[j].out);
+			}
+		}
+	for (int j = 0; j < JOBS; j++)
+		many[j] = (struct cxs_dk_zjob){.raw = one[j].raw, .raw_len = one[j].raw_len};
+	ck_assert_int_eq(cxs_dk_compress_all(many, JOBS, 10, 4), -1);
+	for (int j = 0; j < JOBS; j++) {
+		ck_assert_int_eq(many[j].rc, -1);
+		free(one[j].raw);
+		free(one[j].out);
+	}
+	ck_assert_uint_eq(cxs_dk_compress_threads(3), 3);
+	ck_assert_uint_ge(cxs_dk_compress_threads(0), 1);
+	free(e);
+}
+END_TEST
+
 START_TEST(encode_keeps_valid_entries_only)
 {
 	struct cxs_dk_entry e[3] = {
@@ -1412,6 +1461,7 @@ Suite *diktamo_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("format");
 	tcase_add_test(tc, compression_round_trips);
+	tcase_add_test(tc, compress_all_threads_same_bytes);
 	tcase_add_test(tc, encode_keeps_valid_entries_only);
 	tcase_add_test(tc, decode_refuses_truncated_and_corrupt_logs);
 	tcase_add_test(tc, inflate_refuses_truncated_and_corrupt_input);
