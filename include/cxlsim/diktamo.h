@@ -189,7 +189,9 @@ struct cxs_dk_chunk {
  * entries that entered it since the previous dump (they stay one round more,
  * log_unit.c says why) and the rest is cleared. *done: when the unit has read and compressed it
  * all (a unit cycle per entry read). 0, or -1 when out of memory (the log is
- * then unchanged).
+ * then unchanged). keep and dest must depend on the line only: they are
+ * called once per run of consecutive log entries of one line (dest only
+ * where keep is true).
  */
 int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_t line),
 		uint32_t (*dest)(void *ctx, uint64_t line), void *ctx, uint32_t ndest,

@@ -977,18 +977,32 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 		if (!to || !order || !count || !start || !retain)
 			goto out;
 	}
-	/* Which destination each entry goes to, then a stable counting sort by it. */
+	/*
+	 * Which destination each entry goes to, then a stable counting sort by
+	 * it. keep and dest are asked once per run of entries of one line (a
+	 * store group's words are consecutive in the log): keep hashes the line
+	 * to its group and saver, two divisions an entry otherwise.
+	 */
 	size_t kept = 0, most = 0, groups = 0, retained = 0;
+	uint64_t run_line = 0;
+	bool run_keep = false, run_open = false;
+	uint32_t run_dest = 0;
 	for (uint32_t p = 0; p < nl; p++) {
 		uint64_t line = lu->log[p].addr >> CXS_LINE_SHIFT;
+		if (!run_open || line != run_line) {
+			run_open = true;
+			run_line = line;
+			run_keep = keep(ctx, line);
+			run_dest = run_keep ? dest(ctx, line) : 0;
+		}
 		to[p] = NONE;
-		if (!keep(ctx, line)) {
+		if (!run_keep) {
 			/* Another member's: kept until the dump after the one it was first in. */
 			retain[p] = lu->gen[p] == lu->dumps;
 			retained += retain[p];
 			continue;
 		}
-		uint32_t d = dest(ctx, line);
+		uint32_t d = run_dest;
 		assert(d < ndest);
 		to[p] = d;
 		count[d]++;

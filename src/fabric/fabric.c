@@ -198,6 +198,14 @@ cxs_time cxs_fabric_ser(const struct cxs_fabric_params *p, uint32_t bytes)
 	uint64_t a, q, r;
 
 	assert(bw > 0);
+	/*
+	 * A whole number of ps per byte (the default 125 GB/s is 8 ps), the
+	 * common case: one division instead of the doubling loop below, which
+	 * was 1.6 % of a DIKTAMO run's instructions (every message's hops).
+	 */
+	const uint64_t ps_per_s = UINT64_C(1000000000000);
+	if (ps_per_s % bw == 0 && ps_per_s / bw < (UINT64_C(1) << 31))
+		return (uint64_t)bytes * (ps_per_s / bw); /* < 2^63 */
 	a = (uint64_t)bytes * five12; /* < 2^32 * 2^28 = 2^60 */
 	q = a / bw;
 	r = a % bw;

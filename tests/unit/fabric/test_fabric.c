@@ -211,6 +211,12 @@ START_TEST(test_ser_rounding)
 
 		if (i % 2)
 			bw = bw % 1000000 + 1; /* small rates stress the carries */
+		if (i % 5 == 0) {
+			/* a divisor of 1e12 = 2^12 5^12: the whole-ps-per-byte path */
+			bw = UINT64_C(1) << (next_rand(&s) % 13);
+			for (uint64_t k = next_rand(&s) % 13; k > 0; k--)
+				bw *= 5;
+		}
 		p.link_bytes_per_s = bw;
 		ck_assert_msg(cxs_fabric_ser(&p, (uint32_t)bytes) == ser_ref_small(bytes, bw),
 			      "ser(%llu B at %llu B/s)", (unsigned long long)bytes,
