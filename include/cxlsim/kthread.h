@@ -159,6 +159,17 @@ void cxs_kt_idle(struct cxs_kt *kt, uint32_t cycles);
  * executes nothing until it is woken: the trace replay's.
  */
 void cxs_kt_set_sleeping_waits(struct cxs_kt *kt, bool on);
+/*
+ * After a CN failure, how long a wait that cannot tell whom it waits for (a
+ * barrier of a subset of the threads, cxs_kt_barrier_sense with !first_n)
+ * goes on: past `cycles` of back-off since the thread learned of the
+ * failure it gives up (cxs_kt_barrier_sense returns false). Whether a dead
+ * thread was a member is unknown; a member that is alive but slower than
+ * that is taken for dead. Without a failure, past `stuck` cycles of back-off
+ * the run stops (cxs_kt_fail): a member that never comes is a deadlock of
+ * the program. 0 (the defaults): no limit.
+ */
+void cxs_kt_set_wait_limit(struct cxs_kt *kt, uint64_t cycles, uint64_t stuck);
 
 /*
  * A lock word (8 bytes, its own line is best): 0 free, else the holder's
@@ -215,9 +226,11 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n);
  * barrier objects keeps one per object, e.g. its episode's parity) instead
  * of the thread's own. first_n: the n threads are those with ids 0 .. n-1
  * (cxs_kt_barrier: n is every thread of the program), so that it shrinks
- * after a failure; otherwise it counts arrivals and does not shrink.
+ * after a failure; otherwise it counts arrivals and does not shrink. true
+ * when released; false when a subset barrier was given up after a failure
+ * (cxs_kt_set_wait_limit).
  */
-void cxs_kt_barrier_sense(struct cxs_kt *kt, uint64_t addr, uint32_t n, uint64_t sense,
+bool cxs_kt_barrier_sense(struct cxs_kt *kt, uint64_t addr, uint32_t n, uint64_t sense,
 			  bool first_n);
 
 void cxs_kt_roi_begin(struct cxs_kt *kt);
@@ -372,6 +385,7 @@ struct cxs_kt_wait {
 	enum cxs_kt_wait_kind kind;
 	uint64_t addr;   /* the lock word or barrier */
 	uint32_t n;      /* barrier: its thread count */
+	bool first_n;    /* barrier: its members are threads 0 .. n-1 (else unknown: a subset) */
 	uint32_t holder; /* lock: the thread last seen holding it (UINT32_MAX: not seen yet) */
 };
 void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w);

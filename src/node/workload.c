@@ -373,7 +373,8 @@ static const char *blocked_by_failure(const struct cn_node *cn, uint32_t c, char
 			 w.addr, w.holder, w.holder / cores);
 		return buf;
 	}
-	if (w.kind == CXS_KT_WAIT_BARRIER) {
+	if (w.kind == CXS_KT_WAIT_BARRIER && w.first_n) {
+		/* (a barrier of a subset of the threads: whose arrival is missing is unknown) */
 		for (uint32_t t = 0; t < w.n; t += cores)
 			if (t / cores < 64 && (dead >> (t / cores) & 1)) {
 				snprintf(buf, len, "waits at barrier %#" PRIx64 " of %u threads, "
@@ -489,9 +490,15 @@ static void workload_counters(struct cn_node *cn)
 		if (first && !*first_waived)
 			*first_waived = first;
 		*takeovers += cxs_kt_takeovers(cn->kts[c]);
-		for (size_t i = 0; (name = cxs_kt_result_at(cn->kts[c], i, &v)); i++)
+		for (size_t i = 0; (name = cxs_kt_result_at(cn->kts[c], i, &v)); i++) {
 			*cxs_stats_counter(st, "workload", name, "count",
 					   "the kernel's own result counter, summed over the CN's cores") += v;
+			if (v && strcmp(name, "trace_waits_abandoned") == 0)
+				cxs_log(CXS_LOG_WARN, cxs_now(cn->lp),
+					"node %u core %u: its thread gave up a wait after the CN failure "
+					"(trace.wait_limit) and did not replay the rest of its trace",
+					cxs_lp_id(cn->lp), c);
+		}
 	}
 	if (*b == UINT64_MAX)
 		*b = 0;

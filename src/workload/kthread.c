@@ -96,6 +96,8 @@ struct cxs_kt {
 	uint64_t seen_failed; /* failed_cns when a waiting barrier last looked */
 	struct cxs_kt_wait wait; /* the lock or barrier it spins on, if any */
 	bool sleep_waits;        /* a failed wait sleeps its back-off (cxs_kt_set_sleeping_waits) */
+	uint64_t wait_limit;     /* cycles a subset barrier waits after a failure (0: no limit) */
+	uint64_t stuck_limit;    /* ... and without one, before the run stops (0: no limit) */
 
 	struct native *nat; /* non-NULL in the native backend */
 	uint32_t nat_ops;   /* operations since the last yield */
@@ -421,6 +423,12 @@ void cxs_kt_idle(struct cxs_kt *kt, uint32_t cycles)
 	push(kt, &(struct cxs_kop){.kind = CXS_KOP_IDLE, .n = cycles});
 }
 
+void cxs_kt_set_wait_limit(struct cxs_kt *kt, uint64_t cycles, uint64_t stuck)
+{
+	kt->wait_limit = cycles;
+	kt->stuck_limit = stuck;
+}
+
 void cxs_kt_set_sleeping_waits(struct cxs_kt *kt, bool on)
 {
 	kt->sleep_waits = on;
@@ -559,7 +567,7 @@ void cxs_kt_barrier(struct cxs_kt *kt, uint64_t addr, uint32_t n)
 	cxs_kt_barrier_sense(kt, addr, n, kt->sense, n == kt->p.img->nthreads);
 }
 
-void cxs_kt_barrier_sense(struct cxs_kt *kt, uint64_t addr, uint32_t n, uint64_t sense,
+bool cxs_kt_barrier_sense(struct cxs_kt *kt, uint64_t addr, uint32_t n, uint64_t sense,
 			  bool first_n)
 {
 	/*
@@ -584,13 +592,26 @@ void cxs_kt_barrier_sense(struct cxs_kt *kt, uint64_t addr, uint32_t n, uint64_t
 	if (masked ? (old | add) == all : old == n - 1) {
 		cxs_kt_store(kt, addr, 8, 0);         /* reset the count ... */
 		cxs_kt_store(kt, addr + 8, 8, sense); /* ... before releasing (TSO order) */
-		return;
+		return true;
 	}
 	uint32_t backoff = BACKOFF_MIN;
 	kt->wait = (struct cxs_kt_wait){.kind = CXS_KT_WAIT_BARRIER, .addr = addr, .n = n,
-					.holder = UINT32_MAX};
+					.first_n = first_n, .holder = UINT32_MAX};
 	kt->seen_failed = view; /* what the arrival accounted for: a later failure is looked at */
+	uint64_t waited = 0, stuck = 0; /* cycles of back-off (a subset barrier): since a failure, in all */
 	while (cxs_kt_load(kt, addr + 8, 8) != sense) {
+		if (!masked && kt->wait_limit && failed_view(kt)) {
+			/* Its members are unknown: after a failure it waits wait_limit at most. */
+			if (waited >= kt->wait_limit) {
+				kt->wait.kind = CXS_KT_NO_WAIT;
+				return false;
+			}
+			waited += backoff;
+		} else if (!masked && kt->stuck_limit && (stuck += backoff) > kt->stuck_limit) {
+			cxs_kt_fail(kt, "deadlock: thread %u has waited %" PRIu64 " cycles at barrier "
+				    "0x%" PRIx64 " of %u threads, and no CN has failed: a member never "
+				    "arrives", kt->p.id, stuck, addr, n);
+		}
 		if (masked && failed_view(kt) != kt->seen_failed) {
 			/* A failure: the dead never arrive; the lowest live thread adds them. */
 			kt->seen_failed = failed_view(kt);
@@ -611,6 +632,7 @@ void cxs_kt_barrier_sense(struct cxs_kt *kt, uint64_t addr, uint32_t n, uint64_t
 		spin_wait(kt, &backoff);
 	}
 	kt->wait.kind = CXS_KT_NO_WAIT;
+	return true;
 }
 
 void cxs_kt_waiting(const struct cxs_kt *kt, struct cxs_kt_wait *w)

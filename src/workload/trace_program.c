@@ -85,7 +85,13 @@
  * trace_value_checks_waived, as the kernels waive their result checks, and
  * the golden image (diktamo.oracle) is the check. A barrier of every traced
  * thread shrinks to the live ones after a failure (barrier_wait); its
- * order check is then waived too (trace_barrier_checks_waived).
+ * order check is then waived too (trace_barrier_checks_waived). A wait that
+ * cannot tell whom it waits for — an event word, which anyone may post, or
+ * a barrier of a subset of the threads — gives up after a failure once it
+ * has waited trace.wait_limit cycles of back-off without a change: the
+ * thread stops replaying (trace_waits_abandoned, and a warning); the dead
+ * thread it may wait for never comes, and without the limit it would wait
+ * until engine.end_time, 100 s by default.
  *
  * Checks (trace.check, default on; with a page map): each sync object has a
  * checker word at the same offset in a mirror of its region. Acquiring a
@@ -133,6 +139,8 @@ const struct cxs_cfg_key cxs_trace_replay_keys[] = {
 	{"trace", "check", CXS_CFG_BOOL, "true", "With a map: check mutual exclusion at every lock and barrier order at every barrier through checker words (two atomics per critical section: set false for timing runs).", NULL, 0, 0},
 	{"trace", "locks", CXS_CFG_STRING, "", "The lock order of a recording (cxlsim-trace record writes DIR/locks.order): whose each lock's turns are, so that after a CN failure the dead threads' turns are skipped; empty: locks are still taken in their recorded turns, none is skipped.", NULL, 0, 0},
 	{"trace", "waits", CXS_CFG_ENUM, "sleep", "How a replaying thread waits for a lock, a turn, a barrier or an event: sleep (its back-off passes as cycles without instructions, as a pthread waiter sleeps in futex_wait) or spin (the back-off is executed as instructions, a spin loop).", "sleep|spin", 0, 0},
+	{"trace", "wait_limit", CXS_CFG_UINT, "20000000", "After a CN failure, how many cycles of back-off a thread waits for an event whose word does not change, or at a barrier of a subset of the threads (whose members are unknown), before it gives up and stops replaying (counted in trace_waits_abandoned): the dead thread it may be waiting for never comes. 0: no limit (such a wait lasts until engine.end_time).", NULL, 0, 1e15},
+	{"trace", "stuck_limit", CXS_CFG_UINT, "2000000000", "Without a CN failure, how many cycles of back-off a thread waits for an event whose word does not change, or at a barrier of a subset of the threads, before the run stops as a deadlock of the replayed program (a post or an arrival that never comes). 0: no limit (until engine.end_time).", NULL, 0, 1e15},
 	{"trace", "fault", CXS_CFG_ENUM, "none", "Fault injection for the checks: skip_locks or skip_barriers replays without them; unordered takes locks in any order, ignoring their recorded turns.", "none|skip_locks|skip_barriers|unordered", 0, 0},
 };
 const size_t cxs_trace_replay_nkeys = sizeof cxs_trace_replay_keys / sizeof cxs_trace_replay_keys[0];
@@ -150,6 +158,8 @@ struct trace_info {
 	unsigned placement, shared, fault;
 	double cxl_fraction;
 	bool dataflow, check, sleep;
+	uint64_t wait_limit;        /* trace.wait_limit, cycles */
+	uint64_t stuck_limit;       /* trace.stuck_limit, cycles */
 	uint64_t cxl_pages;         /* the shared region: that many pages, then their mirror */
 	uint64_t local_shared_pages;
 	uint64_t max_private_pages;
@@ -188,6 +198,8 @@ static int trace_configure(const struct cxs_config *cfg, struct cxs_kimage *img,
 	ti->check = cxs_config_bool(cfg, "trace", "check");
 	ti->fault = cxs_config_enum(cfg, "trace", "fault");
 	ti->sleep = cxs_config_enum(cfg, "trace", "waits") == 0;
+	ti->wait_limit = cxs_config_uint(cfg, "trace", "wait_limit");
+	ti->stuck_limit = cxs_config_uint(cfg, "trace", "stuck_limit");
 	if (ti->threads > img->nthreads) {
 		snprintf(err, errlen, "%s: trace.threads: %" PRIu32 " traced threads need as many"
 			 " cores; the machine has %" PRIu32 " (system.cns x system.cores_per_cn)",
@@ -387,6 +399,7 @@ struct replay {
 	struct held_lock held[MAX_HELD];
 	uint32_t nheld;
 	uint64_t nrec;
+	bool gave_up; /* a wait past trace.wait_limit after a failure: the replay stops */
 };
 
 /* Whose turn `turn` of the lock is (cxs_kt_turn_owner_fn; ctx: struct turn_ctx). */
@@ -546,16 +559,37 @@ static uint32_t exit_of(uint64_t a)
 
 /*
  * Waits until the word at a reaches want, or (poster != UINT32_MAX) thread
- * poster is dead; the back-off sleeps or spins (trace.waits).
+ * poster is dead; the back-off sleeps or spins (trace.waits). After a CN
+ * failure, a wait whose word has not changed for `limit` cycles of back-off
+ * (0: no limit) gives up: false. Whoever would have posted may be dead, and
+ * an event word does not say who posts it.
  */
-static void spin_until(struct cxs_kt *kt, bool sleep, uint64_t a, uint64_t want, uint32_t poster)
+static bool spin_until(const struct replay *x, uint64_t a, uint64_t want, uint32_t poster)
 {
+	struct cxs_kt *kt = x->kt;
+	bool sleep = x->ti->sleep;
+	uint64_t limit = x->ti->wait_limit, stuck_limit = x->ti->stuck_limit;
 	uint32_t backoff = 16;
-	while (cxs_kt_load(kt, a, 8) < want) {
+	uint64_t v, last = UINT64_MAX, quiet = 0;
+	bool failed = false;
+	while ((v = cxs_kt_load(kt, a, 8)) < want) {
 		if (poster != UINT32_MAX && cxs_kt_thread_dead(kt, poster)) {
 			cxs_kt_result(kt, "trace_joins_of_dead", 1);
-			return;
+			return true;
 		}
+		if (v != last || failed != (cxs_kt_failed_cns(kt) != 0)) {
+			last = v;
+			failed = cxs_kt_failed_cns(kt) != 0;
+			quiet = 0;
+		}
+		quiet += backoff;
+		if (failed && limit && quiet > limit)
+			return false;
+		if (!failed && stuck_limit && quiet > stuck_limit)
+			cxs_kt_fail(kt, "deadlock: trace thread %u (record %" PRIu64 ") has waited %"
+				    PRIu64 " cycles for the word at 0x%" PRIx64 " to reach %" PRIu64
+				    "; it is %" PRIu64 " and no CN has failed: nothing posts it",
+				    x->id, x->nrec, quiet, a, want, v);
 		if (sleep)
 			cxs_kt_idle(kt, backoff);
 		else
@@ -563,6 +597,7 @@ static void spin_until(struct cxs_kt *kt, bool sleep, uint64_t a, uint64_t want,
 		if (backoff < 1024)
 			backoff *= 2;
 	}
+	return true;
 }
 
 /* Index of the held entry of traced lock addr, or nheld. */
@@ -650,12 +685,12 @@ static void do_unlock(struct replay *x, const struct cxs_trace_rec *r)
  * fresh barrier already released. A barrier of every traced thread (ids
  * 0 .. n-1) shrinks to the live ones after a CN failure, as the kernels'
  * do (cxs_kt_barrier_sense); one of a subset counts arrivals and cannot
- * tell whose are missing, so after a failure that killed one of its
- * members it waits for ever — the cap, or the deadlock report, says so.
+ * tell whose are missing, so after a failure it waits trace.wait_limit
+ * at most (cxs_kt_set_wait_limit) and then gives up: false.
  */
-static void barrier_wait(struct replay *x, uint64_t a, uint32_t n, uint64_t episode)
+static bool barrier_wait(struct replay *x, uint64_t a, uint32_t n, uint64_t episode)
 {
-	cxs_kt_barrier_sense(x->kt, a, n, episode & 1, n <= 64 && n == x->ti->threads);
+	return cxs_kt_barrier_sense(x->kt, a, n, episode & 1, n <= 64 && n == x->ti->threads);
 }
 
 /* Whether one of threads 0 .. n-1 is dead (a failure): their arrivals are missing. */
@@ -683,8 +718,10 @@ static void do_barrier(struct replay *x, const struct cxs_trace_rec *r)
 	x->bar[i].episodes++;
 	if (check)
 		(void)cxs_kt_fetch_add(x->kt, m, 8, 1);
-	if (x->ti->fault != FAULT_SKIP_BARRIERS)
-		barrier_wait(x, a, n, x->bar[i].episodes);
+	if (x->ti->fault != FAULT_SKIP_BARRIERS && !barrier_wait(x, a, n, x->bar[i].episodes)) {
+		x->gave_up = true;
+		return;
+	}
 	if (check && members_dead(x, n)) {
 		/* The dead arrive no more: the order cannot be counted from here on. */
 		cxs_kt_result(x->kt, "trace_barrier_checks_waived", 1);
@@ -764,7 +801,7 @@ static void replay_one(struct replay *x, const struct cxs_trace_rec *r)
 		(void)cxs_kt_fetch_add(kt, addr_of(x, r->addr), 8, 1);
 		break;
 	case CXS_TRACE_WAIT:
-		spin_until(kt, x->ti->sleep, addr_of(x, r->addr), r->value, exit_of(r->addr));
+		x->gave_up = !spin_until(x, addr_of(x, r->addr), r->value, exit_of(r->addr));
 		break;
 	case CXS_TRACE_CHECK:
 		v = cxs_kt_load(kt, addr_of(x, r->addr), r->size);
@@ -796,6 +833,7 @@ static void run_trace(struct cxs_kt *kt)
 	x->id = cxs_kt_id(kt);
 	x->last_page = UINT64_MAX;
 	cxs_kt_set_sleeping_waits(kt, ti->sleep);
+	cxs_kt_set_wait_limit(kt, ti->wait_limit, ti->stuck_limit);
 	char path[1024], why[CXS_TRACE_ERR_MAX];
 	trace_path(ti, x->id, path, sizeof path);
 	struct cxs_trace_reader *r = cxs_trace_reader_open(path, why, sizeof why);
@@ -807,6 +845,11 @@ static void run_trace(struct cxs_kt *kt)
 	while ((rc = cxs_trace_reader_next(r, &rec, why, sizeof why)) == 1) {
 		x->nrec++;
 		replay_one(x, &rec);
+		if (x->gave_up) {
+			/* After a failure: the rest of this thread's records are not replayed. */
+			cxs_kt_result(kt, "trace_waits_abandoned", 1);
+			break;
+		}
 	}
 	cxs_trace_reader_close(r);
 	if (rc < 0)

@@ -6,7 +6,8 @@
 # atomic swap on the shared lock word.
 # A missing or truncated trace stops the run before it starts, with the file
 # named, exit status 2 on every rank and no output file; a barrier that can
-# never be met ends the run at the end time with an error.
+# never be met ends the run at the end time with an error, or as a deadlock
+# (trace.stuck_limit), or, after a CN failure, is given up (trace.wait_limit).
 . "$(dirname "$0")/common.sh"
 TRACE="$(dirname "$CXLSIM")/cxlsim-trace"
 for t in 0 1; do
@@ -75,4 +76,47 @@ set -e
 grep -q "workload trace unfinished at the engine.end_time cap (1000000000 ps): node [01] core 0 did [0-9]* operations; core 0: " \
 	"$WORK/hang.out" || { echo "spinning workload not reported:"; cat "$WORK/hang.out"; exit 1; }
 $H5CHECK status "$WORK/hang.h5" "error: workload trace unfinished"
+
+# Waits that cannot tell whom they wait for (a barrier of 2 of 3 threads, an
+# event word) on 3 CNs x 1 core, thread 2 never arriving nor posting.
+# Without a failure: a deadlock, reported within trace.stuck_limit (not at
+# the 100 s cap); after a failure (here of CN 0, not even a member): the
+# waiter gives up within trace.wait_limit and the run completes, counted and
+# warned about — it cannot know that the dead thread was not the missing one.
+printf 'st 8 0x1000 1\n' >"$WORK/s0.txt"
+printf 'st 8 0x1000 1 gap=10\nbarrier 0x10000001000 2\nst 8 0x1000 2\n' >"$WORK/s1.txt"
+printf 'st 8 0x1000 1 gap=10\nwait 0x10000002000 1\nst 8 0x1000 2\n' >"$WORK/e1.txt"
+printf 'st 8 0x1000 1 gap=100000\n' >"$WORK/s2.txt"
+cp "$WORK/s0.txt" "$WORK/e0.txt"
+cp "$WORK/s2.txt" "$WORK/e2.txt"
+for p in s e; do
+	for t in 0 1 2; do
+		"$TRACE" from-text "$WORK/$p$t.txt" "$WORK/$p$t.trace" --core $t >/dev/null
+	done
+	a3=(--model memsys --set system.cns=3 --set system.mns=1 --set system.cores_per_cn=1
+	    --set workload.kernel=trace --set workload.trace="$WORK/$p%u.trace")
+	set +e
+	timeout -k 5 120 "$MPIRUN" -np 1 "$CXLSIM" --quiet -o "$WORK/$p-stuck.h5" "${a3[@]}" \
+		>"$WORK/$p-stuck.out" 2>&1
+	rc=$?
+	set -e
+	[ $rc = 6 ] || { echo "$p: stuck wait: exit $rc, expected 6"; cat "$WORK/$p-stuck.out"; exit 1; }
+	grep -q "deadlock: .*thread 1 .*has waited [0-9]* cycles .*no CN has failed" \
+		"$WORK/$p-stuck.out" || { echo "$p: stuck wait not reported:"; cat "$WORK/$p-stuck.out"; exit 1; }
+	for f in 0 2; do
+		run 1 "$WORK/$p-fail$f.h5" "${a3[@]}" --fail $f@1us
+		$H5CHECK status "$WORK/$p-fail$f.h5" complete-with-failures
+		grep -q "node 1 core 0: its thread gave up a wait after the CN failure" \
+			"$WORK/$p-fail$f.h5.stderr" || { echo "$p, CN $f failed: no warning"; exit 1; }
+		/usr/bin/python3 - "$WORK/$p-fail$f.h5" "$SRC/analysis" <<'PY2'
+import sys
+sys.path.insert(0, sys.argv[2])
+import cxlsim_h5
+r = cxlsim_h5.load(sys.argv[1])
+n = sum(s.get("workload/trace_waits_abandoned", 0) for s in r.nodes.values())
+if n != 1:
+    sys.exit(f"{sys.argv[1]}: {n} abandoned waits, expected 1")
+PY2
+	done
+done
 echo "trace replay: ok"
