@@ -185,6 +185,10 @@ enum wait_result comm_service(struct cxs_engine *e)
 			struct ctl_hdr pong = {.type = e->alive[src] ? CTL_PONG : CTL_EXCLUDED,
 					       .from = (uint32_t)e->rank};
 			ctl_send(e, src, &pong, NULL, 0);
+		} else if (h->type == CTL_INTERRUPT) {
+			/* A parked rank's signal: it goes into this rank's next contributions. */
+			if (e->alive[src] && h->a > (uint64_t)e->interrupt_fwd && h->a < 256)
+				e->interrupt_fwd = (int)h->a;
 		} else if (h->type != CTL_PONG) {
 			if (membership_on_ctl(e, msg, len, src) == WAIT_CHANGED)
 				r = WAIT_CHANGED;

@@ -54,6 +54,11 @@
  * and a batch sent to a rank in that wait (rung on its own doorbell) does
  * not wake it for nothing.
  *
+ * A parked rank (reduce_shm.c, "Parking") sleeps on its own doorbell with a
+ * longer bound (door_sleep_ns): the completer of the result that needs it
+ * rings it, and the batches announced to it do not (they would wake it
+ * before that result exists).
+ *
  * Linux only (futex(2)); Debian 12 is the target.
  */
 #define _GNU_SOURCE /* syscall */
@@ -201,23 +206,33 @@ uint32_t door_arm(struct doorbell *d)
 	return atomic_load(&d->slot[d->rank].seq);
 }
 
-/* Sleeps while *seq == armed, at most DOOR_MAX_SLEEP_NS; false when the bound ended it. */
-static bool wait_seq(_Atomic uint32_t *seq, uint32_t armed)
+/* Sleeps while *seq == armed, at most ns (< 1 s); false when the bound ended it. */
+static bool wait_seq_ns(_Atomic uint32_t *seq, uint32_t armed, long ns)
 {
-	struct timespec ts = {0, DOOR_MAX_SLEEP_NS};
+	struct timespec ts = {0, ns};
 	long r = 0;
 	if (atomic_load(seq) == armed)
 		r = futex(seq, FUTEX_WAIT, armed, &ts);
 	return !(r != 0 && errno == ETIMEDOUT);
 }
 
-bool door_sleep(struct doorbell *d, uint32_t armed)
+static bool wait_seq(_Atomic uint32_t *seq, uint32_t armed)
+{
+	return wait_seq_ns(seq, armed, DOOR_MAX_SLEEP_NS);
+}
+
+bool door_sleep_ns(struct doorbell *d, uint32_t armed, long ns)
 {
 	struct door_slot *s = &d->slot[d->rank];
 	atomic_store(&s->sleeping, 1);
-	bool woken = wait_seq(&s->seq, armed);
+	bool woken = wait_seq_ns(&s->seq, armed, ns);
 	atomic_store(&s->sleeping, 0);
 	return woken;
+}
+
+bool door_sleep(struct doorbell *d, uint32_t armed)
+{
+	return door_sleep_ns(d, armed, DOOR_MAX_SLEEP_NS);
 }
 
 uint32_t bell_arm(struct door_bell *b)

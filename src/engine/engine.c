@@ -37,6 +37,16 @@
  * its full bound (up to 2L ahead), which is what PHOLD with 16 LPs, 1.5
  * events per window, gains from. Lowering a bound is always safe.
  *
+ * Parking. Through the shared-memory reduction a rank without work in a
+ * window takes no part in it: its contribution stands (reduce_shm.c,
+ * "Parking"). Who takes part in the next reduction is a function of the
+ * result (next_part, engine_takes_part: batches announced, eff below the
+ * bound, a result every rank acts on, a new epoch), so the bounds above are
+ * computed from the same vectors as with every rank awake. A parked rank
+ * may rejoin several reductions later: it counts those windows, and the
+ * critical-path figures travel in the vector (a MAX of the running sums) so
+ * that its -v line is the same as the others'.
+ *
  * Determinism. Event order is the key (time, src, seq) (engine.h), bounds only
  * decide *when* an event is handled, never in which order, so any mapping of
  * nodes to ranks gives the same per-node event sequences. The run checksum
@@ -58,7 +68,8 @@
  * External kills (kill -9 at any moment). The agreement picks w_star, the
  * number of reductions the most advanced survivor completed, and hands the
  * result of reduction w_star - 1 to those that had not, so all survivors
- * compute the same bounds. The dead rank took part in reduction w_star - 1, so
+ * compute the same bounds (a parked one included: reduce_shm.c, "Failures of
+ * a parked rank"). The dead rank took part in reduction w_star - 1, so
  * it had finished that window and announced its batches, which are delivered
  * (a batch that never arrives is counted as lost_batches: the one inexact
  * case); its next window never completed anywhere, so its batches of that
@@ -467,6 +478,11 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	e->prev_result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
 	e->last.dead_bits = engine_xcalloc(e->rl.bitmap_words, sizeof(uint64_t));
 	e->last.result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->last.prev_result = engine_xcalloc(e->rl.total, sizeof(uint64_t));
+	e->part = engine_xcalloc(e->rl.bitmap_words, sizeof(uint64_t));
+	e->part_next = engine_xcalloc(e->rl.bitmap_words, sizeof(uint64_t));
+	for (int r = 0; r < nranks; r++)
+		e->part[r / 64] |= UINT64_C(1) << (r % 64);
 	e->out = engine_xcalloc((size_t)nranks, sizeof *e->out);
 	e->out_reqs = engine_xcalloc((size_t)nranks, sizeof *e->out_reqs);
 	e->out_dst = engine_xcalloc((size_t)nranks, sizeof *e->out_dst);
@@ -516,6 +532,9 @@ void cxs_engine_free(struct cxs_engine *e)
 	free(e->prev_result);
 	free(e->last.dead_bits);
 	free(e->last.result);
+	free(e->last.prev_result);
+	free(e->part);
+	free(e->part_next);
 	free(e->out);
 	free(e->out_reqs);
 	free(e->out_dst);
@@ -559,40 +578,152 @@ static cxs_time sat_add(cxs_time a, cxs_time b)
 	return a > CXS_TIME_INF - b ? CXS_TIME_INF : a + b;
 }
 
-static cxs_time bound_for(const struct cxs_engine *e, uint64_t *res, int r)
+/*
+ * What every bound of one result depends on, in one pass over the ranks
+ * (engine_takes_part evaluates every rank's bound in every window, so the
+ * bound of one rank must not cost a pass of its own): the global minimum,
+ * the two smallest eff with the first one's rank, and how many ranks have an
+ * event below gmin + L.
+ */
+struct bound_inputs {
+	cxs_time gmin, min1, min2;
+	int min1_rank;
+	int n_busy; /* ranks s with eff[s] < gmin + L */
+};
+
+static void bound_inputs_of(const struct cxs_engine *e, const uint64_t *res,
+			    struct bound_inputs *in)
+{
+	in->min1 = in->min2 = CXS_TIME_INF;
+	in->min1_rank = -1;
+	for (int s = 0; s < e->nranks; s++) {
+		cxs_time x = eff_of(e, (uint64_t *)res, s);
+		if (in->min1_rank < 0 || x < in->min1) {
+			in->min2 = in->min1;
+			in->min1 = x;
+			in->min1_rank = s;
+		} else if (x < in->min2) {
+			in->min2 = x;
+		}
+	}
+	in->gmin = in->min1;
+	in->n_busy = 0;
+	cxs_time busy_below = sat_add(in->gmin, e->cfg.lookahead);
+	for (int s = 0; s < e->nranks; s++)
+		in->n_busy += eff_of(e, (uint64_t *)res, s) < busy_below;
+}
+
+static cxs_time bound_of(const struct cxs_engine *e, const uint64_t *res,
+			 const struct bound_inputs *in, int r)
 {
 	cxs_time L = e->cfg.lookahead;
+	cxs_time mine = eff_of(e, (uint64_t *)res, r);
 	/*
 	 * Own events come back at the earliest after a round trip through another
 	 * rank; with no other rank alive, nothing comes back and one window ends
 	 * the run.
 	 */
-	cxs_time b = e->nlive > 1 ? sat_add(eff_of(e, res, r), 2 * L) : CXS_TIME_INF;
-	cxs_time gmin = eff_of(e, res, r);
-	bool others_busy = false; /* some other rank has an event below gmin + L */
-	for (int s = 0; s < e->nranks; s++) {
-		cxs_time x = eff_of(e, res, s);
-		if (x < gmin)
-			gmin = x;
-	}
-	for (int s = 0; s < e->nranks; s++) {
-		if (s == r)
-			continue;
-		cxs_time x = eff_of(e, res, s);
-		if (x < sat_add(gmin, L))
-			others_busy = true;
-		x = sat_add(x, L);
-		if (x < b)
-			b = x;
-	}
+	cxs_time b = e->nlive > 1 ? sat_add(mine, 2 * L) : CXS_TIME_INF;
+	/* The smallest eff of the other ranks (every rank of the world, as before). */
+	cxs_time others = r == in->min1_rank ? in->min2 : in->min1;
+	if (e->nranks > 1 && sat_add(others, L) < b)
+		b = sat_add(others, L);
+	/* Some other rank has an event below gmin + L. */
+	bool others_busy = in->n_busy - (mine < sat_add(in->gmin, L)) > 0;
 	/* "Balance": while another rank works in this window, nobody runs past gmin + L. */
-	if (others_busy && b > sat_add(gmin, L))
-		b = sat_add(gmin, L);
+	if (others_busy && b > sat_add(in->gmin, L))
+		b = sat_add(in->gmin, L);
 	if (b > e->cfg.end_time)
 		b = e->cfg.end_time;
 	if (e->kill_pending >= 0 && b > e->cfg.kills[e->kill_pending].time)
 		b = e->cfg.kills[e->kill_pending].time;
 	return b;
+}
+
+static cxs_time bound_for(const struct cxs_engine *e, uint64_t *res, int r)
+{
+	struct bound_inputs in;
+	bound_inputs_of(e, res, &in);
+	return bound_of(e, res, &in, r);
+}
+
+/*
+ * A result after which every rank must act (reduce_shm.c, "Parking"): the
+ * run stops (abort, interrupt, end), or a pending kill or fail is due, which
+ * every rank applies (apply_fails) or its node's rank carries out.
+ */
+static bool all_act_on(const struct cxs_engine *e, const uint64_t *res, cxs_time gmin)
+{
+	uint64_t *r = (uint64_t *)res;
+	if (red_max(&e->rl, r)[RED_MAX_ABORT] || red_max(&e->rl, r)[RED_MAX_INTERRUPT])
+		return true;
+	if (gmin >= e->cfg.end_time)
+		return true;
+	return e->kill_pending >= 0 && !e->kill_fired && gmin >= e->cfg.kills[e->kill_pending].time;
+}
+
+static bool takes_part(const struct cxs_engine *e, const uint64_t *res,
+		       const struct bound_inputs *in, int r)
+{
+	if (e->epoch_fresh || all_act_on(e, res, in->gmin))
+		return true;
+	const uint64_t *row = red_bitmap_row(&e->rl, (uint64_t *)res, (uint32_t)r);
+	for (uint32_t i = 0; i < e->rl.bitmap_words; i++)
+		if (row[i])
+			return true; /* batches to receive */
+	return eff_of(e, (uint64_t *)res, r) < bound_of(e, res, in, r);
+}
+
+bool engine_takes_part(const struct cxs_engine *e, const uint64_t *res, int r)
+{
+	struct bound_inputs in;
+	bound_inputs_of(e, res, &in);
+	return takes_part(e, res, &in, r);
+}
+
+bool engine_in_part(const struct cxs_engine *e, int r)
+{
+	return e->epoch_fresh || (e->part[r / 64] >> (r % 64) & 1);
+}
+
+void engine_wake_needed(struct cxs_engine *e, const uint64_t *res)
+{
+	struct bound_inputs in;
+	bound_inputs_of(e, res, &in);
+	for (int i = 0; i < e->nlive; i++) {
+		int r = e->live[i];
+		if (r != e->rank && !engine_in_part(e, r) && takes_part(e, res, &in, r))
+			door_ring(e->door, r);
+	}
+}
+
+/*
+ * After reduction w: who takes part in reduction w + 1, the same set on every
+ * rank (a function of the result and of state all ranks share). Nobody
+ * parks when the set would be empty (it never is: the rank holding the
+ * global minimum has work below its bound), nor outside reduce_shm.c.
+ */
+static void next_part(struct cxs_engine *e)
+{
+	uint32_t B = e->rl.bitmap_words;
+	memset(e->part_next, 0, B * sizeof *e->part_next);
+	bool any = false;
+	struct bound_inputs in;
+	bound_inputs_of(e, e->result, &in);
+	for (int i = 0; i < e->nlive; i++) {
+		int r = e->live[i];
+		/* Reduction 0 went point to point: the first shared one needs every stamp
+		 * (a standing slot is recognised by the last stamp before it). */
+		if (!e->rshm || e->w == 0 || takes_part(e, e->result, &in, r)) {
+			e->part_next[r / 64] |= UINT64_C(1) << (r % 64);
+			any = true;
+		}
+	}
+	for (int i = 0; !any && i < e->nlive; i++)
+		e->part_next[e->live[i] / 64] |= UINT64_C(1) << (e->live[i] % 64);
+	uint64_t *t = e->part;
+	e->part = e->part_next;
+	e->part_next = t;
 }
 
 /* ---- failures ------------------------------------------------------------ */
@@ -638,33 +769,27 @@ static void post_notices(struct cxs_engine *e, struct fail_batch fb)
 /*
  * The fail-stop time of a rank that died after taking part in reduction
  * w_star - 1 (engine.h, "Failures are exact fail-stops"): its bound for that
- * window, a function of the result of reduction w_star - 2, which every
- * survivor holds (it completed w_star - 2 or adopts w_star - 1 on top of it).
- * Window 0 is initialisation: with no earlier reduction the rank handled no
- * event, T_f = 0.
+ * window, a function of the result of reduction w_star - 2, which the
+ * decision carries (membership.c; a parked rank may hold neither result).
+ * A parked rank took part through its standing contribution (reduce_shm.c,
+ * "Parking"): it had nothing below that bound either. Window 0 is
+ * initialisation: with no earlier reduction the rank handled no event, T_f = 0.
  */
 static cxs_time dead_rank_tf(const struct cxs_engine *e, const struct decision *d, int rank,
 			     int nlive_before)
 {
 	if (!d->has_result || d->w_star < 2)
 		return 0;
-	const uint64_t *res;
-	if (e->w_red == d->w_star)
-		res = e->prev_result;
-	else if (e->w_red + 1 == d->w_star)
-		res = e->done_result;
-	else
-		cxs_bug(NULL, "agreement on window %llu reached a rank that completed only %llu",
-			(unsigned long long)d->w_star, (unsigned long long)e->w_red);
 	struct cxs_engine tmp = *e; /* bound_for reads nlive: the dead rank's, before the decision */
 	tmp.nlive = nlive_before;
-	return bound_for(&tmp, (uint64_t *)res, rank);
+	return bound_for(&tmp, d->prev_result, rank);
 }
 
 void engine_on_decision(struct cxs_engine *e)
 {
 	struct decision *d = &e->last;
 	e->epoch = (uint32_t)d->round;
+	e->epoch_fresh = true; /* the new epoch's first reduction: every rank, none parked */
 	bool any = false;
 	int nlive_before = e->nlive;
 	uint8_t *newly = engine_xcalloc((size_t)e->nranks, 1);
@@ -675,6 +800,9 @@ void engine_on_decision(struct cxs_engine *e)
 			any = true;
 		}
 	rebuild_live(e);
+	memset(e->part, 0, e->rl.bitmap_words * sizeof *e->part);
+	for (int i = 0; i < e->nlive; i++)
+		e->part[e->live[i] / 64] |= UINT64_C(1) << (e->live[i] % 64);
 	if (!any) {
 		free(newly);
 		return;
@@ -910,7 +1038,12 @@ static void build_contrib(struct cxs_engine *e)
 										<< (e->rank % 64);
 	}
 	red_max(&e->rl, v)[RED_MAX_ABORT] = (uint64_t)e->abort_code;
-	red_max(&e->rl, v)[RED_MAX_INTERRUPT] = e->cfg.interrupt ? (uint64_t)*e->cfg.interrupt : 0;
+	uint64_t sig = e->cfg.interrupt ? (uint64_t)*e->cfg.interrupt : 0;
+	if ((uint64_t)e->interrupt_fwd > sig)
+		sig = (uint64_t)e->interrupt_fwd;
+	red_max(&e->rl, v)[RED_MAX_INTERRUPT] = sig;
+	red_max(&e->rl, v)[RED_MAX_CRIT_EVENTS] = e->fig.crit_events;
+	red_max(&e->rl, v)[RED_MAX_CRIT_BUSY_NS] = e->fig.crit_busy_ns;
 	red_max(&e->rl, v)[RED_MAX_WIN_EVENTS] = e->fig.events - e->fig.win_events0;
 	red_max(&e->rl, v)[RED_MAX_WIN_BUSY_NS] = (uint64_t)((e->fig.busy_wall_s - e->fig.win_busy0_s) * 1e9);
 	e->fig.win_events0 = e->fig.events;
@@ -930,7 +1063,9 @@ static void send_batches(struct cxs_engine *e)
 
 		MPI_Isend(b->data, (int)b->len, MPI_BYTE, d, tag_batch(e->w), MPI_COMM_WORLD,
 			  &e->out_reqs[e->nout_reqs]);
-		door_ring(e->door, d);
+		/* A parked rank is woken by the completer of the reduction that announces this. */
+		if (engine_in_part(e, d))
+			door_ring(e->door, d);
 		e->out_dst[e->nout_reqs++] = d;
 		e->fig.batches_sent++;
 	}
@@ -1021,6 +1156,7 @@ static void reduce_window(struct cxs_engine *e)
 {
 	for (;;) {
 		if (reduce_run(e) == WAIT_OK) {
+			e->epoch_fresh = false;
 			if (e->kill_fired) {
 				/* First reduction of the epoch that agreed the kill. */
 				e->kill_fired = false;
@@ -1029,8 +1165,17 @@ static void reduce_window(struct cxs_engine *e)
 			return;
 		}
 		if (e->last.w_star > e->w && e->last.has_result) {
-			/* A survivor finished this reduction before the failure: adopt it. */
+			/*
+			 * A survivor finished this reduction before the failure: adopt
+			 * it. A parked rank may be several reductions behind, all of
+			 * which it stood in (reduce_shm.c): it takes the latest.
+			 */
+			e->fig.parked_windows += e->last.w_star - 1 - e->w;
+			e->fig.windows += e->last.w_star - 1 - e->w;
+			e->w = e->last.w_star - 1;
 			memcpy(e->result, e->last.result, e->rl.total * sizeof *e->result);
+			if (e->last.w_star >= 2)
+				memcpy(e->done_result, e->last.prev_result, e->rl.total * sizeof *e->result);
 			return;
 		}
 		/*
@@ -1058,11 +1203,15 @@ static void run_windows(struct cxs_engine *e)
 		memcpy(e->prev_result, e->done_result, e->rl.total * sizeof *e->result);
 		memcpy(e->done_result, e->result, e->rl.total * sizeof *e->result);
 		e->w_red = e->w + 1;
+		next_part(e);
 		receive_batches(e);
 		finish_sends(e);
 		e->fig.windows++;
-		e->fig.crit_events += red_max(&e->rl, e->result)[RED_MAX_WIN_EVENTS];
-		e->fig.crit_busy_s += (double)red_max(&e->rl, e->result)[RED_MAX_WIN_BUSY_NS] * 1e-9;
+		/* Carried in the vector, so that a rank that sat windows out has the sum too. */
+		e->fig.crit_events = red_max(&e->rl, e->result)[RED_MAX_CRIT_EVENTS] +
+				     red_max(&e->rl, e->result)[RED_MAX_WIN_EVENTS];
+		e->fig.crit_busy_ns = red_max(&e->rl, e->result)[RED_MAX_CRIT_BUSY_NS] +
+				      red_max(&e->rl, e->result)[RED_MAX_WIN_BUSY_NS];
 		e->global_committed = red_sum(&e->rl, e->result)[RED_SUM_COMMITTED];
 		e->global_work_done = red_sum(&e->rl, e->result)[RED_SUM_WORK_DONE];
 		e->global_work_total = red_sum(&e->rl, e->result)[RED_SUM_WORK_TOTAL];
@@ -1122,12 +1271,14 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 	cxs_log(CXS_LOG_INFO, e->now,
 		"%llu windows, loop %.3f s, busy %.3f s; critical path %llu events, %.3f s busy "
 		"(the busiest rank's, window by window); %llu waits slept on the doorbell, %llu "
-		"until its bound; %ld context switches, %ld involuntary; %s reduction",
+		"until its bound; %ld context switches, %ld involuntary; %s reduction; parked %llu "
+		"times, out of %llu reductions",
 		(unsigned long long)e->fig.windows, comm_now() - e->t_start, e->fig.busy_wall_s,
-		(unsigned long long)e->fig.crit_events, e->fig.crit_busy_s,
+		(unsigned long long)e->fig.crit_events, (double)e->fig.crit_busy_ns * 1e-9,
 		(unsigned long long)e->fig.door_sleeps, (unsigned long long)e->fig.door_timeouts,
 		(ru1.ru_nvcsw - ru0.ru_nvcsw) + (ru1.ru_nivcsw - ru0.ru_nivcsw),
-		ru1.ru_nivcsw - ru0.ru_nivcsw, e->rshm ? "shared-memory" : "point-to-point");
+		ru1.ru_nivcsw - ru0.ru_nivcsw, e->rshm ? "shared-memory" : "point-to-point",
+		(unsigned long long)e->fig.parks, (unsigned long long)e->fig.parked_windows);
 	finish_samples(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
 	progress_update(e, true);

@@ -58,7 +58,9 @@ static inline int tag_reduce(uint32_t epoch, uint64_t w)
  *   MIN  [0, N)        heap minimum of rank r (only r writes its slot)
  *        [N, 2N)       earliest message sent to rank r in this window
  *   OR   [2N, 2N+N*B)  bit s of row d: rank s sent a batch to rank d
- *   MAX  abort code, interrupting signal, the window's events and busy time
+ *   MAX  abort code, interrupting signal, the window's events and busy time,
+ *        the critical path so far (a MAX so that a rank that sat windows out
+ *        learns the sum from the others, reduce_shm.c "Parking")
  *   SUM  committed events, remote messages, work done and its total (progress)
  */
 enum {
@@ -66,7 +68,9 @@ enum {
 	RED_MAX_INTERRUPT = 1,
 	RED_MAX_WIN_EVENTS = 2,  /* events handled in the window just ended */
 	RED_MAX_WIN_BUSY_NS = 3, /* wall time it took to handle them */
-	RED_NMAX = 4,
+	RED_MAX_CRIT_EVENTS = 4,  /* critical path before this window (engine_figures) */
+	RED_MAX_CRIT_BUSY_NS = 5,
+	RED_NMAX = 6,
 };
 enum {
 	RED_SUM_COMMITTED = 0,
@@ -156,6 +160,12 @@ struct rshm *rshm_attach(struct cxs_engine *e);
 void rshm_free(struct rshm *s);
 /* reduce_run's path when e->rshm is set. */
 enum wait_result rshm_run(struct cxs_engine *e);
+/* Whether rank r takes part in the reduction after result res (engine.c; reduce_shm.c "Parking"). */
+bool engine_takes_part(const struct cxs_engine *e, const uint64_t *res, int r);
+/* Whether rank r takes part in the reduction now being run (e->part, or all after a decision). */
+bool engine_in_part(const struct cxs_engine *e, int r);
+/* Rings every parked rank that takes part in the reduction after result res. */
+void engine_wake_needed(struct cxs_engine *e, const uint64_t *res);
 
 /* Services control messages without waiting; WAIT_CHANGED as above. */
 enum wait_result comm_service(struct cxs_engine *e);
@@ -188,6 +198,8 @@ void door_ring(struct doorbell *d, int rank);
 uint32_t door_arm(struct doorbell *d);
 /* Sleeps until a ring after door_arm, or a bound; false if the bound ended it. */
 bool door_sleep(struct doorbell *d, uint32_t armed);
+/* The same with a bound of ns nanoseconds (a parked rank, reduce_shm.c). */
+bool door_sleep_ns(struct doorbell *d, uint32_t armed, long ns);
 
 /* A bell many ranks of a host sleep on (shared memory); zeroed is idle. */
 struct door_bell {
@@ -228,6 +240,7 @@ struct decision {
 	bool has_result;
 	uint64_t *dead_bits;   /* world ranks, B words */
 	uint64_t *result;      /* reduction vector of window w_star - 1 */
+	uint64_t *prev_result; /* of window w_star - 2 (a dead rank's last bound; a parked rank lacks it) */
 };
 
 /* Runs the agreement; returns when a decision has been applied. */
@@ -284,9 +297,10 @@ struct engine_figures {
 	uint64_t events, windows, remote_msgs, batches_sent, agreements;
 	uint64_t lost_batches;
 	uint64_t door_sleeps, door_timeouts; /* waits that slept; of those, ended by the bound */
+	uint64_t parked_windows, parks; /* reductions this rank stood out of; times it parked */
 	/* Over all windows, the largest rank's events and busy time (the critical path of work). */
 	uint64_t crit_events;
-	double crit_busy_s;
+	uint64_t crit_busy_ns;
 	uint64_t win_events0;   /* fig.events when the window began */
 	double win_busy0_s;     /* busy_wall_s when the window began */
 	double loop_wall_s, sync_wall_s, idle_wall_s, busy_wall_s, agreement_wall_s;
@@ -380,6 +394,10 @@ struct cxs_engine {
 	MPI_Request *red_sreq;     /* the reduction step's send, while it is waited on */
 	struct rshm *rshm;         /* the reduction in shared memory, or NULL (reduce_shm.c) */
 	struct door_bell *wait_bell; /* set: the current wait sleeps on this bell, not the doorbell */
+	/* parking (reduce_shm.c): who takes part in reduction w, and in the next */
+	uint64_t *part, *part_next; /* world ranks, B words */
+	bool epoch_fresh;          /* no reduction completed in this epoch yet: everyone takes part */
+	int interrupt_fwd;         /* a parked rank's signal, forwarded (CTL_INTERRUPT) */
 };
 
 /* calloc that stops the run when memory runs out (engine.c). */

@@ -15,13 +15,16 @@
  *      does not wait on them again before it leads.
  *   2. The leader picks a round above every round it has seen and QUERYs every
  *      rank alive in its view. A rank answers with a REPORT (how many window
- *      reductions it completed, w_red, and the last result) and promises
+ *      reductions it completed, w_red, and the last two results) and promises
  *      (round, leader). Ranks that do not answer within the failure timeout
  *      are dead in the leader's view.
  *   3. The leader sends DECIDE (the dead set; w_star = the highest w_red; the
- *      reduction result of window w_star - 1, so that a rank that had not
- *      received it can adopt it) and waits for every ACK. A rank that does not
- *      ACK is dead too, and the leader starts over with a higher round.
+ *      reduction results of windows w_star - 1 and w_star - 2, so that a rank
+ *      that had not received the first can adopt it, and every rank computes
+ *      the dead ranks' fail-stop times from the second — a parked rank,
+ *      reduce_shm.c, may be many reductions behind and hold neither) and
+ *      waits for every ACK. A rank that does not ACK is dead too, and the
+ *      leader starts over with a higher round.
  *   4. COMMIT: every rank applies the decision (engine_on_decision in engine.c).
  *
  * A leader may die while sending its COMMITs, leaving some ranks having
@@ -137,11 +140,12 @@ static size_t result_words(const struct cxs_engine *e)
  * A decision as a block of words, so that a REPORT can carry the sender's last
  * applied decision and a DECIDE can carry it on as the "prior" decision:
  *
- *   round, leader, w_star, has_result, dead bits (B words), result (R words)
+ *   round, leader, w_star, has_result, dead bits (B words), result (R words),
+ *   previous result (R words)
  */
 static size_t block_words(const struct cxs_engine *e)
 {
-	return 4 + e->rl.bitmap_words + result_words(e);
+	return 4 + e->rl.bitmap_words + 2 * result_words(e);
 }
 
 static void put_block(const struct cxs_engine *e, const struct decision *d, uint64_t *out)
@@ -153,18 +157,24 @@ static void put_block(const struct cxs_engine *e, const struct decision *d, uint
 	out[3] = d->has_result;
 	memcpy(out + 4, d->dead_bits, B * sizeof *out);
 	memcpy(out + 4 + B, d->result, result_words(e) * sizeof *out);
+	memcpy(out + 4 + B + result_words(e), d->prev_result, result_words(e) * sizeof *out);
 }
 
-/* REPORT tail: last reduction result (R words, zeros if none), then our last decision. */
+/*
+ * REPORT tail: the results of reductions w_red - 1 and w_red - 2 (R words
+ * each, zeros if none), then our last decision.
+ */
 static void send_report(struct cxs_engine *e, int dst, uint64_t round, uint32_t leader)
 {
-	size_t R = result_words(e), n = R + block_words(e);
+	size_t R = result_words(e), n = 2 * R + block_words(e);
 	uint64_t *tail = calloc(n, sizeof *tail);
 	if (!tail)
 		cxs_bug(NULL, "out of memory in agreement");
 	if (e->w_red)
 		memcpy(tail, e->done_result, R * sizeof *tail);
-	put_block(e, &e->last, tail + R);
+	if (e->w_red > 1)
+		memcpy(tail + R, e->prev_result, R * sizeof *tail);
+	put_block(e, &e->last, tail + 2 * R);
 	struct ctl_hdr h = {.type = CTL_REPORT, .from = (uint32_t)e->rank, .round = round,
 			    .leader = leader, .a = e->w_red};
 	ctl_send(e, dst, &h, tail, n);
@@ -194,7 +204,8 @@ static void note_round(struct cxs_engine *e, uint64_t round)
 }
 
 static void apply_one(struct cxs_engine *e, uint64_t round, uint32_t leader, uint64_t w_star,
-		      bool has_result, const uint64_t *dead, const uint64_t *result)
+		      bool has_result, const uint64_t *dead, const uint64_t *result,
+		      const uint64_t *prev)
 {
 	uint32_t B = e->rl.bitmap_words;
 	memcpy(e->last.dead_bits, dead, B * sizeof *dead);
@@ -202,8 +213,10 @@ static void apply_one(struct cxs_engine *e, uint64_t round, uint32_t leader, uin
 	e->last.leader = leader;
 	e->last.w_star = w_star;
 	e->last.has_result = has_result;
-	if (has_result)
+	if (has_result) {
 		memcpy(e->last.result, result, result_words(e) * sizeof *result);
+		memcpy(e->last.prev_result, prev, result_words(e) * sizeof *prev);
+	}
 	note_round(e, round);
 	size_t before = e->nfailures;
 	engine_on_decision(e);
@@ -213,7 +226,7 @@ static void apply_one(struct cxs_engine *e, uint64_t round, uint32_t leader, uin
 }
 
 /*
- * DECIDE tail: dead bits (B), result (R), prior decision block. b: bit 0 the
+ * DECIDE tail: dead bits (B), result (R), previous result (R), prior decision block. b: bit 0 the
  * result is valid, bit 1 the prior is. A leader that died while sending its
  * COMMITs leaves some ranks having applied its decision and others not; the
  * next leader hands that decision on as the prior, and whoever missed it
@@ -225,11 +238,13 @@ static void apply(struct cxs_engine *e, const struct ctl_hdr *dec, const uint64_
 	uint32_t B = e->rl.bitmap_words;
 	size_t R = result_words(e);
 	if (dec->b & 2) {
-		const uint64_t *p = tail + B + R;
+		const uint64_t *p = tail + B + 2 * R;
 		if (p[0] > e->last.round)
-			apply_one(e, p[0], (uint32_t)p[1], p[2], p[3] != 0, p + 4, p + 4 + B);
+			apply_one(e, p[0], (uint32_t)p[1], p[2], p[3] != 0, p + 4, p + 4 + B,
+				  p + 4 + B + R);
 	}
-	apply_one(e, dec->round, dec->leader, dec->a, (dec->b & 1) != 0, tail, tail + B);
+	apply_one(e, dec->round, dec->leader, dec->a, (dec->b & 1) != 0, tail, tail + B,
+		  tail + B + R);
 }
 
 /*
@@ -294,7 +309,7 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 			send_simple(e, src, CTL_REJECT, st->prom_round, st->prom_leader);
 			return 0;
 		}
-		if ((size_t)ntail < B + result_words(e) + block_words(e))
+		if ((size_t)ntail < B + 2 * result_words(e) + block_words(e))
 			return 0; /* malformed: ignore, the leader will time us out */
 		if (tail[e->rank / 64] >> (e->rank % 64) & 1)
 			excluded(e, src);
@@ -303,7 +318,7 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
 		st->prom_leader = h->leader;
 		st->have_dec = true;
 		st->dec = *h;
-		memcpy(st->dec_tail, tail, (size_t)ntail * sizeof *tail);
+		memcpy(st->dec_tail, tail, (B + 2 * result_words(e) + block_words(e)) * sizeof *tail);
 		send_simple(e, src, CTL_ACK, h->round, h->leader);
 		return 0;
 	case CTL_COMMIT:
@@ -379,6 +394,7 @@ struct prior {
 	uint64_t *block; /* newest, block_words() */
 };
 
+/* best_result: 2R words, the best reporter's last result and the one before. */
 static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint32_t want,
 		   uint64_t *best_w, uint64_t *best_result, struct prior *pr)
 {
@@ -424,12 +440,12 @@ static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint3
 		} else if (h->type == want && h->round == round && h->leader == (uint32_t)e->rank) {
 			got[src] = 1;
 			size_t R = result_words(e);
-			if (want == CTL_REPORT && (size_t)ntail >= R + block_words(e)) {
+			if (want == CTL_REPORT && (size_t)ntail >= 2 * R + block_words(e)) {
 				if (h->a > *best_w) {
 					*best_w = h->a;
-					memcpy(best_result, tail, R * sizeof *tail);
+					memcpy(best_result, tail, 2 * R * sizeof *tail);
 				}
-				const uint64_t *blk = tail + R;
+				const uint64_t *blk = tail + 2 * R;
 				if (blk[0] < pr->min_round)
 					pr->min_round = blk[0];
 				if (blk[0] > pr->block[0])
@@ -464,7 +480,7 @@ static int lead(struct cxs_engine *e, struct agree *st)
 {
 	uint32_t B = e->rl.bitmap_words;
 	size_t R = result_words(e), P = block_words(e);
-	uint64_t *tail = calloc(B + R + P, sizeof *tail);
+	uint64_t *tail = calloc(B + 2 * R + P, sizeof *tail);
 	if (!tail)
 		cxs_bug(NULL, "out of memory in agreement");
 	int ret = 0;
@@ -479,10 +495,12 @@ static int lead(struct cxs_engine *e, struct agree *st)
 			if (st->view[r])
 				send_simple(e, r, CTL_QUERY, round, (uint32_t)e->rank);
 		uint64_t best_w = e->w_red;
-		memset(tail, 0, (B + R + P) * sizeof *tail);
+		memset(tail, 0, (B + 2 * R + P) * sizeof *tail);
 		if (e->w_red)
 			memcpy(tail + B, e->done_result, R * sizeof *tail);
-		struct prior pr = {.min_round = e->last.round, .block = tail + B + R};
+		if (e->w_red > 1)
+			memcpy(tail + B + R, e->prev_result, R * sizeof *tail);
+		struct prior pr = {.min_round = e->last.round, .block = tail + B + 2 * R};
 		put_block(e, &e->last, pr.block);
 		if (collect(e, st, round, CTL_REPORT, &best_w, tail + B, &pr) < 0)
 			goto out;
@@ -497,7 +515,7 @@ static int lead(struct cxs_engine *e, struct agree *st)
 				      .b = (best_w > 0 ? 1u : 0u) | (has_prior ? 2u : 0u)};
 		for (int r = 0; r < e->nranks; r++)
 			if (st->view[r])
-				ctl_send(e, r, &dec, tail, B + R + P);
+				ctl_send(e, r, &dec, tail, B + 2 * R + P);
 		uint8_t *before = malloc((size_t)e->nranks);
 		if (!before)
 			cxs_bug(NULL, "out of memory in agreement");
@@ -541,7 +559,7 @@ static void agree(struct cxs_engine *e, int suspect, const uint64_t *hints, int 
 	uint32_t B = e->rl.bitmap_words;
 	struct agree st = {0};
 	st.view = malloc((size_t)e->nranks);
-	st.dec_tail = malloc((B + result_words(e) + block_words(e)) * sizeof(uint64_t));
+	st.dec_tail = malloc((B + 2 * result_words(e) + block_words(e)) * sizeof(uint64_t));
 	uint64_t *silent = calloc(B, sizeof *silent);
 	if (!st.view || !st.dec_tail || !silent)
 		cxs_bug(NULL, "out of memory in agreement");

@@ -22,6 +22,7 @@ enum ctl_type {
 	CTL_COMMIT,
 	CTL_EXCLUDED,   /* the survivors have excluded you: stop */
 	CTL_GONE,       /* I was excluded while alive and stop now (for the failure's cause) */
+	CTL_INTERRUPT,  /* a = signal: a parked rank was interrupted (reduce_shm.c, "Parking") */
 };
 
 /* Fixed header of every control message; a tail of uint64_t words may follow. */

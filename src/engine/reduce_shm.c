@@ -19,6 +19,9 @@
  *     result block:  | res_stamp | claim | pad to 64 | vector |
  *     slot of rank r: | stamp | pad to 64 | vector |          (r = world rank)
  *
+ * and after both parities one standing slot per rank, of the same shape
+ * (see "Parking").
+ *
  * with vectors rounded up to 64 bytes. A stamp names (membership epoch + 1,
  * window): a rank copies its contribution into its slot, then stores the
  * stamp (release); a reader that loads the stamp (acquire) sees the vector.
@@ -46,14 +49,19 @@
  * and publishes the result in the parity's result block: it takes the
  * block's claim by exchanging the stamp in, writes, then stores res_stamp.
  * A woken rank copies a published result; if there is none (the completer
- * was killed while combining), it combines the slots itself. So no rank's
+ * was killed while combining), it completes it itself: combines the slots,
+ * publishes if nobody holds the claim, rings (parked ranks read results
+ * only in the block, see "Parking"). So no rank's
  * death can leave a survivor without the result once every stamp is there.
  * The block is a seqlock (res_stamp is 0 while it is written, and a reader
  * checks it again after its copy): a rank excluded while it was stopped
  * (SIGSTOP, failure.excluded_rank) can resume and complete its own epoch's
  * reduction of the same window, claiming and writing the block while the
  * survivors read their new epoch's result there; a reader that sees that
- * combines the slots itself, and slots are written only by their owners.
+ * completes the reduction itself as above, and slots are written only by
+ * their owners. That rank can do so only before the survivors have
+ * rewritten their slots of that parity, so in their first reduction of the
+ * epoch, in which nobody is parked: no parked rank reads a block it wrote.
  *
  * Reuse. Parity w mod 2 is written again at window w + 2, by a rank that has
  * completed reduction w + 1 — which needs every live rank's stamp of w + 1,
@@ -74,6 +82,68 @@
  * while alive writes only its own slot, which no live list holds any more.
  * So no fallback to reduce.c is needed after a failure.
  *
+ * Parking (issue 12). With one node per rank most ranks have nothing to do
+ * in most windows (16x4 ocean_cp size 32 at np = 32: each rank has an event
+ * below its bound, or a batch to receive, in about 30 % of the 3892
+ * windows), yet each woke in every window for the reduction, ~25 us of CPU
+ * a time: the loop was bound by 32 x 3892 wake-ups, not by work. So a rank
+ * that has no work in a window takes no part in its reduction:
+ *
+ *   - Who takes part in reduction w + 1 (e->part) is a pure function of
+ *     result w and of state every rank shares (engine_takes_part): rank r
+ *     does if batches to it are announced, or its eff is below its bound,
+ *     or the result is one every rank must act on (the run stops, a kill or
+ *     fail is due), or it follows a decision (the new epoch's first
+ *     reduction: everyone), or reduction w was reduction 0. Every rank
+ *     computes the same set; the rank holding the global minimum is always
+ *     in it, so it is never empty.
+ *   - A rank outside it (parks) writes the contribution it would have made
+ *     into its standing slot (after the two parities, one per rank),
+ *     stamped with the reduction it starts to stand for: its heap minimum,
+ *     no sends, its sums. Nothing changes it while it is parked — it handles
+ *     nothing and receives nothing — so the same vector is its contribution
+ *     to every reduction until it takes part again, and every result is
+ *     the one the ranks would have made all awake: the bits stay those of
+ *     np = 1 (failure.parked_rank_killed_and_parking_identical).
+ *   - A combiner takes a parked rank's standing vector if its stamp is the
+ *     one after the rank's newest parity stamp (the reduction after the last
+ *     one it took part in); an older one (not yet rewritten) counts as
+ *     missing. A poll that finds the result published is complete whatever
+ *     the slots say (a woken parked rank may already be in the next one).
+ *   - Messages to a parked rank are accounted as before (the sender's
+ *     sent-minimum and the bitmap), so the LBTS sees them; the announcing
+ *     result makes it take part, and the completer (complete()) rings the
+ *     doorbell of each parked rank the result needs (engine_wake_needed).
+ *     The batch's sender does not ring it: it would wake before the result.
+ *   - A parked rank sleeps on its own doorbell (RSHM_PARK_SLEEP_NS) and
+ *     looks, when rung, for the newest published result of its epoch at or
+ *     after the reduction it parked at that needs it (needed_after); it
+ *     takes it as its result, and the one before as its previous one, and
+ *     goes on as if it had completed every reduction it stood in. So results
+ *     must be published: a waiter that finds every stamp but no result
+ *     completes (publishes) it itself. It answers pings and agreements from
+ *     that sleep (control messages ring it). A signal to a parked rank is
+ *     forwarded (CTL_INTERRUPT) to the ranks at work, which carry it in the
+ *     reduction: a standing vector must not change.
+ *   - In an agreement a parked rank reports its stale w_red; the decision
+ *     carries the results of w_star - 1 and w_star - 2 (membership.c), so
+ *     it adopts the first, many reductions ahead, and computes the dead
+ *     ranks' fail-stop times from the second like everyone else.
+ *
+ * Failures of a parked rank. Its standing contribution counts as taking
+ * part: killed while parked, it is in simulated time a rank that died just
+ * after the last reduction it stood in, and nobody waits for it until a
+ * result needs it — an event of its own below its bound, a batch for it,
+ * the run's end or a kill due. Then the survivors wait for its stamp, ping
+ * it after failure_timeout_s and agree, as for an active rank; T_f is its
+ * bound for the window of the last reduction it stood in. So a killed idle
+ * rank is found dead when it is next needed, not within the failure timeout
+ * of its death (with nothing more to do before the end, in the output
+ * gather); that point depends on the results only, so the run is repeatable
+ * (the test hook CXLSIM_TEST_DIE_PARKED=RANK:N, SIGKILL at the N-th park,
+ * and tests/mpi/park.sh check it). The failure detector's other promise
+ * holds as before: a parked rank wakes for every ping.
+ *
  * When. Only if every live rank is on this host (its pid is in the doorbell
  * segment), decided once after reduction 0 (done by reduce.c), when every
  * rank has opened the segment — the same decision on every rank — and only
@@ -87,18 +157,28 @@
  * several hosts keeps reduce.c's recursive doubling among all ranks (a
  * hierarchical reduction, one leader per host, is not built), and so does a
  * run with CXLSIM_TEST_REDUCE_P2P=1 (tests/mpi/shm_reduce.sh compares the
- * two). Up to RSHM_MAX_RANKS world ranks: the region is 2 (N + 1) vectors
- * of 2N + N*B + 8 words with their headers, 1.1 MB at 128 ranks.
+ * two). Up to RSHM_MAX_RANKS world ranks: the region is 3N + 2 vectors
+ * of 2N + N*B + 10 words with their headers, 1.7 MB at 128 ranks.
  */
 #include "engine_priv.h"
+#include "membership_priv.h"
 
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define RSHM_MAX_RANKS 128
 #define RSHM_SPIN_S 1e-3
 #define RSHM_RANKS_PER_CPU 8
+/*
+ * The bound on one sleep of a parked rank. What wakes it is a ring (the
+ * completer, a control message) or a signal; the bound is only for a
+ * completer killed between publishing and ringing, so it can be long.
+ */
+#define RSHM_PARK_SLEEP_NS 20000000L
 
 struct rshm_hdr {
 	_Atomic uint64_t stamp; /* slot: the reduction this vector is for; block: res_stamp */
@@ -109,6 +189,7 @@ _Static_assert(sizeof(struct rshm_hdr) == 64, "one header per cache line");
 
 struct rshm {
 	struct door_bell *bell; /* the region's first line */
+	uint64_t die_at_park;   /* test hook: SIGKILL at this park (0: off) */
 	unsigned char *base;    /* parity 0, then parity 1 */
 	size_t vec_bytes;  /* the vector, rounded up to 64 */
 	size_t unit_bytes; /* header + vector */
@@ -124,7 +205,8 @@ size_t rshm_bytes(const struct red_layout *l)
 {
 	if (l->nranks < 2 || l->nranks > RSHM_MAX_RANKS)
 		return 0;
-	return sizeof(struct rshm_hdr) + 2 * ((size_t)l->nranks + 1) * (sizeof(struct rshm_hdr) + vec_bytes(l));
+	size_t unit = sizeof(struct rshm_hdr) + vec_bytes(l);
+	return sizeof(struct rshm_hdr) + (2 * ((size_t)l->nranks + 1) + l->nranks) * unit;
 }
 
 struct rshm *rshm_attach(struct cxs_engine *e)
@@ -149,6 +231,12 @@ struct rshm *rshm_attach(struct cxs_engine *e)
 	s->vec_bytes = vec_bytes(&e->rl);
 	s->unit_bytes = sizeof(struct rshm_hdr) + s->vec_bytes;
 	s->par_bytes = ((size_t)e->nranks + 1) * s->unit_bytes;
+	/* Test hook (tests/mpi/park.sh): CXLSIM_TEST_DIE_PARKED=RANK:N kills RANK at its N-th park. */
+	const char *die = getenv("CXLSIM_TEST_DIE_PARKED");
+	int dr = -1;
+	unsigned long long dn = 0;
+	if (die && sscanf(die, "%d:%llu", &dr, &dn) == 2 && dr == e->rank)
+		s->die_at_park = dn;
 	return s;
 }
 
@@ -168,9 +256,46 @@ static uint64_t *vec(struct rshm_hdr *h)
 	return (uint64_t *)(h + 1);
 }
 
+/* Rank r's standing slot, after both parities. */
+static struct rshm_hdr *standing(const struct rshm *s, int r)
+{
+	return (struct rshm_hdr *)(s->base + 2 * s->par_bytes + (size_t)r * s->unit_bytes);
+}
+
+#define WINDOW_BITS 40
+
+static uint64_t stamp_at(const struct cxs_engine *e, uint64_t w)
+{
+	return ((uint64_t)e->epoch + 1) << WINDOW_BITS | (w & ((UINT64_C(1) << WINDOW_BITS) - 1));
+}
+
 static uint64_t stamp_of(const struct cxs_engine *e)
 {
-	return ((uint64_t)e->epoch + 1) << 40 | (e->w & ((UINT64_C(1) << 40) - 1));
+	return stamp_at(e, e->w);
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * Whether rank r's standing slot holds its contribution for this stretch of
+ * windows: it was stamped with the reduction after the last one r took part
+ * in (its newest parity stamp), so a slot from an earlier stretch, or one
+ * not yet written, does not count.
+ */
+static bool standing_ok(const struct rshm *s, int r, uint64_t stamp)
+{
+	uint64_t st = atomic_load(&standing(s, r)->stamp);
+	uint64_t j = max_u64(atomic_load(&unit(s, 0, r)->stamp), atomic_load(&unit(s, 1, r)->stamp));
+	return st != 0 && st == j + 1 && st <= stamp;
+}
+
+/* Rank r's vector for this reduction: its parity slot, or its standing one if parked. */
+static uint64_t *contribution(const struct cxs_engine *e, unsigned par, int r)
+{
+	return engine_in_part(e, r) ? vec(unit(e->rshm, par, r)) : vec(standing(e->rshm, r));
 }
 
 struct rshm_wait {
@@ -185,10 +310,20 @@ static int missing(void *ctx, int arg)
 	(void)arg;
 	const struct rshm_wait *w = ctx;
 	struct cxs_engine *e = w->e;
+	/*
+	 * Published: complete, whatever the slots say now — a parked rank woken
+	 * by this result may already be taking part in the next reduction, and
+	 * its standing slot no longer looks current.
+	 */
+	if (atomic_load(&unit(e->rshm, w->par, -1)->stamp) == w->stamp)
+		return 0;
 	int n = 0;
-	for (int i = 0; i < e->nlive; i++)
-		if (atomic_load(&unit(e->rshm, w->par, e->live[i])->stamp) != w->stamp)
+	for (int i = 0; i < e->nlive; i++) {
+		int r = e->live[i];
+		if (engine_in_part(e, r) ? atomic_load(&unit(e->rshm, w->par, r)->stamp) != w->stamp
+					 : !standing_ok(e->rshm, r, w->stamp))
 			n++;
+	}
 	return n;
 }
 
@@ -196,9 +331,9 @@ static int missing(void *ctx, int arg)
 static void combine_slots(struct cxs_engine *e, unsigned par)
 {
 	size_t n = e->rl.total;
-	memcpy(e->result, vec(unit(e->rshm, par, e->live[0])), n * sizeof *e->result);
+	memcpy(e->result, contribution(e, par, e->live[0]), n * sizeof *e->result);
 	for (int i = 1; i < e->nlive; i++)
-		red_combine(&e->rl, e->result, vec(unit(e->rshm, par, e->live[i])));
+		red_combine(&e->rl, e->result, contribution(e, par, e->live[i]));
 }
 
 /* The completer: the result for everyone, then the bells. */
@@ -215,11 +350,112 @@ static void complete(struct cxs_engine *e, const struct rshm_wait *w)
 		atomic_store_explicit(&blk->stamp, w->stamp, memory_order_release);
 	}
 	bell_ring_all(s->bell);
+	engine_wake_needed(e, e->result);
+}
+
+/* A seqlock read of a published result (see "The result"): true if out holds it whole. */
+static bool read_result(struct rshm_hdr *blk, uint64_t stamp, uint64_t *out, size_t n)
+{
+	if (atomic_load_explicit(&blk->stamp, memory_order_acquire) != stamp)
+		return false;
+	memcpy(out, vec(blk), n * sizeof *out);
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&blk->stamp, memory_order_relaxed) == stamp;
+}
+
+/*
+ * A parked rank (standing since reduction w0) looks for the reduction after
+ * which it is needed: the newest published result of this epoch, m >= w0,
+ * after which it takes part. Then e->result is that result, e->done_result
+ * the one before (m - 1, published too: reduction m needed every stamp of
+ * m - 1's participants, and m + 1, which would overwrite it, needs ours),
+ * and *m is set.
+ */
+static bool needed_after(struct cxs_engine *e, uint64_t w0, uint64_t *m)
+{
+	struct rshm *s = e->rshm;
+	size_t n = e->rl.total;
+	uint64_t lo = stamp_at(e, w0), best = 0;
+	for (unsigned par = 0; par < 2; par++) {
+		uint64_t st = atomic_load(&unit(s, par, -1)->stamp);
+		if (st >= lo && (st >> WINDOW_BITS) == (lo >> WINDOW_BITS) && st > best)
+			best = st;
+	}
+	if (best == 0)
+		return false;
+	uint64_t mw = w0 + (best - lo);
+	if (!read_result(unit(s, (unsigned)(mw & 1), -1), best, e->tmp, n) ||
+	    !engine_takes_part(e, e->tmp, e->rank))
+		return false;
+	if (mw > w0 && !read_result(unit(s, (unsigned)((mw - 1) & 1), -1), best - 1, e->sendbuf, n))
+		return false;
+	if (mw > w0)
+		memcpy(e->done_result, e->sendbuf, n * sizeof *e->done_result);
+	memcpy(e->result, e->tmp, n * sizeof *e->result);
+	*m = mw;
+	return true;
+}
+
+/*
+ * A rank that takes no part in reduction e->w (see "Parking"): it leaves its
+ * contribution standing and sleeps until a result needs it, or an agreement
+ * (a control message) starts.
+ */
+static enum wait_result park(struct cxs_engine *e)
+{
+	struct rshm *s = e->rshm;
+	struct rshm_hdr *st = standing(s, e->rank);
+	struct rshm_wait w = {e, (unsigned)(e->w & 1), stamp_of(e)};
+	memcpy(vec(st), e->contrib, e->rl.total * sizeof *e->contrib);
+	atomic_store(&st->stamp, w.stamp);
+	e->fig.parks++;
+	if (s->die_at_park && e->fig.parks == s->die_at_park) {
+		fprintf(stderr, "[rank %d] test hook: killed while parked (park %llu, window %llu)\n",
+			e->rank, (unsigned long long)e->fig.parks, (unsigned long long)e->w);
+		fflush(stderr);
+		raise(SIGKILL);
+		_exit(137);
+	}
+	/* Ours may be the contribution the reduction was waiting for. */
+	if (missing(&w, 0) == 0)
+		complete(e, &w);
+	uint64_t w0 = e->w, m;
+	double t0 = comm_now();
+	bool told = false;
+	enum wait_result wr = WAIT_OK;
+	for (;;) {
+		uint32_t armed = door_arm(e->door);
+		if (needed_after(e, w0, &m)) {
+			e->fig.parked_windows += m - w0 + 1;
+			e->fig.windows += m - w0;
+			e->w = m;
+			break;
+		}
+		if (comm_service(e) == WAIT_CHANGED) {
+			wr = WAIT_CHANGED;
+			break;
+		}
+		if (!told && e->cfg.interrupt && *e->cfg.interrupt) {
+			/* Our contribution stands without it: the ranks at work carry it. */
+			struct ctl_hdr h = {.type = CTL_INTERRUPT, .from = (uint32_t)e->rank,
+					    .a = (uint64_t)*e->cfg.interrupt};
+			for (int i = 0; i < e->nlive; i++)
+				ctl_send(e, e->live[i], &h, NULL, 0);
+			told = true;
+		}
+		door_sleep_ns(e->door, armed, RSHM_PARK_SLEEP_NS);
+	}
+	double dt = comm_now() - t0;
+	e->fig.sync_wall_s += dt;
+	e->fig.idle_wall_s += dt;
+	return wr;
 }
 
 enum wait_result rshm_run(struct cxs_engine *e)
 {
 	struct rshm *s = e->rshm;
+	if (!engine_in_part(e, e->rank))
+		return park(e);
 	struct rshm_wait w = {e, (unsigned)(e->w & 1), stamp_of(e)};
 	struct rshm_hdr *mine = unit(s, w.par, e->rank);
 	memcpy(vec(mine), e->contrib, e->rl.total * sizeof *e->contrib);
@@ -253,14 +489,13 @@ enum wait_result rshm_run(struct cxs_engine *e)
 	e->wait_bell = NULL;
 	if (wr == WAIT_CHANGED)
 		return WAIT_CHANGED;
-	struct rshm_hdr *blk = unit(s, w.par, -1);
-	bool copied = false;
-	if (atomic_load_explicit(&blk->stamp, memory_order_acquire) == w.stamp) {
-		memcpy(e->result, vec(blk), e->rl.total * sizeof *e->result);
-		atomic_thread_fence(memory_order_acquire);
-		copied = atomic_load_explicit(&blk->stamp, memory_order_relaxed) == w.stamp;
-	}
-	if (!copied)
-		combine_slots(e, w.par); /* its completer died, is still writing, or was overwritten */
+	/*
+	 * No published result: its completer died, is still writing, or the
+	 * last contribution was a parked rank's standing one and nobody was
+	 * the completer. Complete it here: parked ranks find the results they
+	 * are needed after only in the block.
+	 */
+	if (!read_result(unit(s, w.par, -1), w.stamp, e->result, e->rl.total))
+		complete(e, &w);
 	return WAIT_OK;
 }
