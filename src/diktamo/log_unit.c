@@ -14,28 +14,59 @@
  * are free, none (back-pressure: the caller keeps the REPL and offers it
  * again after a drain; nothing is half-allocated), unless the caller asks
  * for a spill: then the entries are allocated past the buffer, in the CN's
- * DRAM (logging.c charges the DRAM write and says when it spills). Entries are kept in
- * arrival order (a REPL's words in their order), compacted as entries leave;
- * with at most cap entries, the scans below are bounded by cap: a VAL's
- * checks and a drain are one pass each over the buffer, through a table of
- * the words concerned (struct word_slot), and a word's entries are sorted by
- * stamp among themselves only. The words a drain concerns are those VALed
- * since the last one (cand): any other word was moved whole then, or is
- * still blocked by an entry no VAL has reached, so only a forget or a DRAM
- * log that was full makes a drain look at every word (drain_all); at 16 x 4
- * this took the drain from ~10 % of a proactive run's time to ~2 %. An entry is
+ * DRAM (logging.c charges the DRAM write and says when it spills). An entry is
  *   allocated  by the REPL: addr, value, requester, repl; stamp 0, valid 0;
  *   VALed      by the VAL naming (requester's CN, repl): stamp, ts, valid 1,
  *              and the value for an atomic;
- * and leaves the buffer only VALed, by drain. The SRAM access (sram_ps, 4
- * ns) is the REPL's latency: the REPL_ACK may leave when it is over.
+ * and leaves the buffer only VALed, by drain, or with its whole REPL never
+ * VALed, by a forget (its CN failed). The SRAM access (sram_ps, 4 ns) is the
+ * REPL's latency: the REPL_ACK may leave when it is over.
+ *
+ * The buffer's layout. An entry stays in one slot (struct buf_entry) from
+ * its REPL until it leaves, and three lists thread the slots:
+ *
+ *   arrival list  oldest -> ... -> newest       every entry: foreach, forget
+ *   word chain    word_rec first -> ... -> last  a word's entries, arrival order
+ *   REPL chain    repl_rec first -> ...          a REPL's entries, word order
+ *
+ * A word's record counts its entries (n) and those not VALed (unvaled); a
+ * REPL's counts those still in the buffer and says whether it was VALed.
+ * Two maps find the records (struct id_map: word address -> word_rec, CN <<
+ * 32 | repl -> repl_rec), and a record lives as long as it has an entry, so
+ * records and map keys number at most the entries. Each entry also carries
+ * its arrival number (entries taken before it), which orders entries of
+ * different words without walking the list. Slots, records and map slots
+ * are allocated for cap at cxs_lu_new and grown only by a spill's REPL
+ * (make_room), so a VAL, a drain and a forget never allocate. A VAL looks
+ * its REPL up and walks the chain of each of its words; a drain touches
+ * the entries of the words it moves. A word is movable when it has entries
+ * and unvaled is 0; it becomes so only at a VAL or a forget, which put it
+ * on cand (once: word_rec.cand), and a drain looks at cand only — the
+ * words a full DRAM log leaves movable go back on it. A word on cand that
+ * a later REPL blocked again is passed over.
+ *
+ * Measured (cachegrind, 16 x 4 ocean_cp size 64 proactive, 121 212 REPLs and
+ * VALs, 355 140 entries, the buffer's peak 170): the layout before this one
+ * kept the entries in an array in arrival order, compacted as they left, and
+ * a VAL (finding its REPL, then checking every VALed entry of its words) and
+ * a drain (selecting the candidate words' entries, then copying every
+ * 56-byte entry after the first that left) were each a pass over the whole
+ * buffer: cxs_lu_drain 265 M and cxs_lu_val 107 M instructions, ~880 a VAL,
+ * ~750 an entry drained; the Logging Unit's buffer 392 M of the run's 5.49
+ * G. This layout: VAL 41 M (~340 each), drain 95 M with its removals (~270
+ * an entry), REPL 56 M (it now links lists and fills two maps: 166 -> 465 a
+ * REPL), 192 M in all; the run 5.29 G (-3.7 %). In wall time (ocean_cp
+ * size 128, 7 runs of each alternating, Release) the median ratio of pairs
+ * old/new was 0.999, the pairs 0.89..1.13 apart on a shared machine: the
+ * gain is below what that measurement resolves.
  *
  * VAL checks (protocol errors, refused with a message, nothing changed): the
  * REPL is in the buffer and not VALed yet; for every VALed entry of the same
  * word still in the buffer, the stamps differ and, if it is from the same
  * CN, TS order agrees with stamp order (TSs unwrapped, ts_unwrap below); and
  * the stamp is above the word's latest stamp in the DRAM log. TS is compared
- * only inside the buffer: the DRAM log keeps the 7 bits only.
+ * only inside the buffer: the DRAM log keeps the 7 bits only. Of several
+ * violations, the message names the first met walking the REPL's words.
  * The last check is what makes "a word's entries in the DRAM log are in
  * stamp order" an invariant rather than a hope: under coherence the write
  * ordered before a logged one had its REPL acknowledged — so in the buffer —
@@ -229,32 +260,53 @@ static const struct {
 };
 
 /*
- * An SRAM Log Buffer entry: the entry, its word's index in its REPL, and its
- * word's hash as the scans use it (computed once, at the REPL: the scans
- * below test every entry's word, and rehashing it each time was a third of
- * their cost).
+ * An SRAM Log Buffer entry, in a stable slot: the entry, its place in the
+ * buffer's arrival order (the list and its number), its word's chain, and
+ * its REPL. A slot keeps its contents until reused, and nothing is
+ * allocated inside a drain or a forget.
  */
 struct buf_entry {
 	struct cxs_dk_entry e;
-	uint32_t idx;
-	uint32_t hash; /* word_hash32(e.addr) */
-	uint64_t seq;  /* its VAL's TS unwrapped (VALed entries) */
+	uint64_t seq;          /* its VAL's TS unwrapped (VALed entries) */
+	uint64_t arrival;      /* entries taken before it, since cxs_lu_new */
+	uint32_t prev, next;   /* arrival order */
+	uint32_t wprev, wnext; /* its word's entries, arrival order */
+	uint32_t word;         /* its word's record */
+	uint32_t rnext;        /* the next entry of its REPL (idx order) */
+	uint32_t rec;          /* its REPL's record */
+	uint32_t idx;          /* its word's index in the REPL */
+};
+
+/* A word with entries in the buffer. */
+struct word_rec {
+	uint64_t addr;
+	uint32_t first, last; /* its entries, arrival order */
+	uint32_t n;           /* entries in the buffer */
+	uint32_t unvaled;     /* of them not VALed: the word is blocked while > 0 */
+	bool cand;            /* in lu->cand */
+};
+
+/* A REPL with entries in the buffer. */
+struct repl_rec {
+	uint32_t first; /* its entries, idx order, chained by rnext */
+	uint32_t left;  /* of them still in the buffer */
+	bool valed;
 };
 
 /*
- * The words one VAL or one drain deals with, in an open-addressing table of
- * at least 4 x cap slots, cleared by bumping a generation (a slot of another
- * generation is free): a VAL's checks and a drain's grouping by word are one
- * pass over the buffer instead of a pass per word or a sort.
+ * An id by a 64-bit key: linear probing, removal by backward shift (no
+ * tombstones, so probes stay short however many keys come and go), at most
+ * half full. Only its own regrowth walks its slots (which decides slot
+ * positions, nothing else), so no result depends on hash order.
  */
-struct word_slot {
-	uint64_t addr;
-	uint64_t stamp;     /* VAL: the stamp it gives this word */
-	uint32_t gen;
-	uint32_t first, last; /* drain: the word's buffer positions, chained by wnext */
-	uint32_t n;
-	uint8_t blocked;    /* drain: the word has an entry not VALed */
-	uint8_t done;
+struct map_slot {
+	uint64_t key;
+	uint32_t id; /* NONE: empty */
+};
+struct id_map {
+	struct map_slot *slot;
+	uint32_t mask; /* slots - 1 */
+	uint64_t seed; /* key + seed is mixed (diktamo_priv.h) */
 };
 
 /* Drain's sort keys. */
@@ -262,29 +314,38 @@ struct stamp_key {
 	uint64_t stamp;
 	uint32_t pos;
 };
+struct arrival_key {
+	uint64_t arrival;
+	uint32_t pos;
+};
 
 struct cxs_lu {
 	struct cxs_lu_params p;
 	uint32_t node;
 
-	/* SRAM Log Buffer, arrival order (entries past cap: spilled to DRAM) */
+	/* SRAM Log Buffer (entries past cap: spilled to DRAM) */
 	uint32_t cap;
-	uint32_t room;           /* entries the arrays below hold: cap, more after spills */
+	uint32_t room;           /* slots in every per-entry array: cap, more after spills */
 	uint32_t nbuf;
 	uint32_t nvaled;
-	struct buf_entry *buf;
-	struct stamp_key *skeys; /* scratch, cap */
-	uint32_t *place;         /* scratch, cap */
-	uint32_t *wnext;         /* scratch, cap: next buffer position of the same word */
-	uint8_t *gone;           /* scratch, cap */
-	uint32_t *sel;           /* scratch, cap: the buffer positions a drain looks at */
-	struct word_slot *words; /* scratch: the words of a VAL or a drain, by hash */
-	uint32_t wmask;          /* slots - 1 */
-	uint32_t amask;          /* slots in use by this VAL or drain - 1 (<= wmask) */
-	uint32_t wgen;           /* slots of another generation are free */
-	uint64_t *cand;          /* words VALed since the last drain (may repeat), room */
+	struct buf_entry *buf;   /* room slots */
+	uint32_t oldest, newest; /* the arrival order list's ends */
+	uint64_t arrivals;
+	uint32_t *free_slot;     /* stack, room */
+	uint32_t nfree_slot;
+	struct word_rec *words;  /* room records: a word has an entry */
+	uint32_t *free_word;
+	uint32_t nfree_word;
+	struct id_map word_map;  /* addr -> words[] */
+	struct repl_rec *repls;  /* room records: a REPL has an entry */
+	uint32_t *free_repl;
+	uint32_t nfree_repl;
+	struct id_map repl_map;  /* CN << 32 | repl -> repls[] */
+	uint32_t *cand;          /* words[] that may be movable, once each, room */
 	uint32_t ncand;
-	bool drain_all;          /* a word not in cand may be movable: drain looks at all */
+	struct stamp_key *skeys;  /* scratch, room */
+	struct arrival_key *sel;  /* scratch, room: the positions a drain fills */
+	uint32_t *place;          /* scratch, room: per position, the entry it gets */
 
 	/* DRAM log and its index */
 	uint32_t max_log;
@@ -336,6 +397,29 @@ void cxs_lu_default_params(struct cxs_lu_params *p)
 	p->check_dram = true;                       /* diktamo.check = false turns it off */
 }
 
+static int map_init(struct id_map *m, uint32_t slots, uint64_t seed)
+{
+	m->slot = malloc((size_t)slots * sizeof *m->slot);
+	if (m->slot == NULL)
+		return -1;
+	for (uint32_t i = 0; i < slots; i++)
+		m->slot[i].id = NONE;
+	m->mask = slots - 1;
+	m->seed = seed;
+	return 0;
+}
+
+/* Map slots for `room` keys: a power of two, at most half full. */
+static uint32_t map_slots(uint32_t room)
+{
+	uint32_t s = 16;
+	while (s < 2 * (uint64_t)room)
+		s <<= 1;
+	return s;
+}
+
+static int make_room(struct cxs_lu *lu, uint32_t need);
+
 struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct cxs_stats *st)
 {
 	assert(p->sram_bytes >= CXS_DK_ENTRY_BYTES && p->dram_bytes >= CXS_DK_ENTRY_BYTES);
@@ -348,7 +432,6 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 	lu->p = *p;
 	lu->node = node;
 	lu->cap = p->sram_bytes / CXS_DK_ENTRY_BYTES;
-	lu->room = lu->cap;
 	lu->max_log = (uint32_t)(p->dram_bytes / CXS_DK_ENTRY_BYTES);
 	double wm = p->watermark * (double)lu->max_log;
 	uint64_t w = (uint64_t)wm;
@@ -360,26 +443,14 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 		nb <<= 1;
 	lu->max_mask = nb - 1;
 	lu->mask = (nb < MIN_BUCKETS ? nb : MIN_BUCKETS) - 1;
-	lu->buf = calloc(lu->cap, sizeof *lu->buf);
-	lu->skeys = calloc(lu->cap, sizeof *lu->skeys);
-	lu->place = calloc(lu->cap, sizeof *lu->place);
-	lu->wnext = calloc(lu->cap, sizeof *lu->wnext);
-	lu->gone = calloc(lu->cap, sizeof *lu->gone);
-	lu->sel = calloc(lu->cap, sizeof *lu->sel);
-	lu->cand = calloc(lu->cap, sizeof *lu->cand);
-	uint32_t ws = 64;
-	while (ws < 4 * lu->cap)
-		ws <<= 1;
-	lu->wmask = ws - 1;
-	lu->words = calloc(ws, sizeof *lu->words);
+	lu->oldest = lu->newest = NONE;
+	lu->word_map.seed = 7 * DK_GOLDEN;
+	lu->repl_map.seed = 5 * DK_GOLDEN;
 	lu->log = malloc((size_t)lu->max_log * sizeof *lu->log);
 	lu->gen = malloc((size_t)lu->max_log * sizeof *lu->gen);
 	lu->next = malloc((size_t)lu->max_log * sizeof *lu->next);
 	lu->head = calloc(nb, sizeof *lu->head);
-	if (!lu->buf || !lu->skeys || !lu->place || !lu->wnext || !lu->gone || !lu->sel || !lu->cand ||
-	    !lu->words ||
-	    !lu->log ||
-	    !lu->gen || !lu->next || !lu->head)
+	if (!lu->log || !lu->gen || !lu->next || !lu->head || make_room(lu, lu->cap) != 0)
 		goto fail;
 	for (int i = 0; i < NCOUNTERS; i++) {
 		lu->c[i] = &lu->local[i];
@@ -401,13 +472,17 @@ void cxs_lu_free(struct cxs_lu *lu)
 	if (lu == NULL)
 		return;
 	free(lu->buf);
-	free(lu->skeys);
-	free(lu->place);
-	free(lu->wnext);
-	free(lu->gone);
-	free(lu->sel);
-	free(lu->cand);
+	free(lu->free_slot);
 	free(lu->words);
+	free(lu->free_word);
+	free(lu->word_map.slot);
+	free(lu->repls);
+	free(lu->free_repl);
+	free(lu->repl_map.slot);
+	free(lu->cand);
+	free(lu->skeys);
+	free(lu->sel);
+	free(lu->place);
 	free(lu->log);
 	free(lu->gen);
 	free(lu->next);
@@ -421,79 +496,139 @@ static void bump_max(uint64_t *c, uint64_t v)
 		*c = v;
 }
 
-/*
- * One bit of a 64-bit filter per word (the hash's top bits; the table uses
- * its low ones): a scan tests it before looking a buffer entry's word up, so
- * that entries of words not concerned cost one AND.
- */
-static inline uint64_t word_bit(uint64_t addr)
+/* ---- the SRAM Log Buffer's maps, records and lists ------------------------------------ */
+
+static inline uint32_t map_home(const struct id_map *m, uint64_t key)
 {
-	return UINT64_C(1) << (dk_word_hash(addr) >> 58);
+	return (uint32_t)(dk_mix64(key + m->seed) >> 32) & m->mask;
 }
 
-/*
- * The two parts of the word hash a buffer entry keeps: the filter bit's
- * number (top 6 bits) and the table position's low 26 bits (the word table
- * has at most 2^26 slots: asserted where it grows).
- */
-#define HASH_LOW 0x03ffffffu
-static inline uint32_t word_hash32(uint64_t addr)
+/* The key's id, or NONE. */
+static inline uint32_t map_find(const struct id_map *m, uint64_t key)
 {
-	uint64_t h = dk_word_hash(addr);
-	return (uint32_t)(h & HASH_LOW) | (uint32_t)(h >> 58) << 26;
-}
-
-static inline uint64_t entry_bit(const struct buf_entry *b)
-{
-	return UINT64_C(1) << (b->hash >> 26);
-}
-
-/*
- * A fresh, empty word table for at most `nwords` words. Only the first
- * 4 x nwords slots (a power of two, at least 16) are used: a VAL concerns
- * the few words of one REPL and a drain those VALed since the last one, and
- * spreading them over the whole table (4 x cap slots, 40 KiB) made every
- * lookup a cache miss — the word table's probe was half of a drain's time
- * and a sixth of a VAL's at 16 x 4. Any prefix works: a slot of another
- * generation is free whatever mask wrote it.
- */
-static void words_reset(struct cxs_lu *lu, uint32_t nwords)
-{
-	if (++lu->wgen == 0) {
-		memset(lu->words, 0, ((size_t)lu->wmask + 1) * sizeof *lu->words);
-		lu->wgen = 1;
+	for (uint32_t i = map_home(m, key);; i = (i + 1) & m->mask) {
+		if (m->slot[i].id == NONE)
+			return NONE;
+		if (m->slot[i].key == key)
+			return m->slot[i].id;
 	}
-	uint32_t slots = 16;
-	while (slots - 1 < lu->wmask && slots < 4 * (uint64_t)nwords)
-		slots <<= 1;
-	lu->amask = slots - 1 < lu->wmask ? slots - 1 : lu->wmask;
 }
 
-/* The word's slot, from the low bits of its hash: NULL when absent and !add. */
-static struct word_slot *word_at_h(struct cxs_lu *lu, uint64_t addr, uint32_t hash, bool add)
+/* Adds key (absent; the map has room: make_room keeps it at most half full). */
+static void map_put(struct id_map *m, uint64_t key, uint32_t id)
 {
-	for (uint32_t i = hash & lu->amask;; i = (i + 1) & lu->amask) {
-		struct word_slot *w = &lu->words[i];
-		if (w->gen != lu->wgen) {
-			if (!add)
-				return NULL;
-			*w = (struct word_slot){.addr = addr, .gen = lu->wgen, .first = NONE,
-						.last = NONE};
-			return w;
+	uint32_t i = map_home(m, key);
+	while (m->slot[i].id != NONE) {
+		assert(m->slot[i].key != key);
+		i = (i + 1) & m->mask;
+	}
+	m->slot[i] = (struct map_slot){.key = key, .id = id};
+}
+
+/*
+ * Removes key (present). Backward shift: every later key of the probe run
+ * that the hole now separates from its home moves into the hole.
+ */
+static void map_erase(struct id_map *m, uint64_t key)
+{
+	uint32_t i = map_home(m, key);
+	while (m->slot[i].id == NONE || m->slot[i].key != key) {
+		assert(m->slot[i].id != NONE);
+		i = (i + 1) & m->mask;
+	}
+	for (uint32_t j = (i + 1) & m->mask; m->slot[j].id != NONE; j = (j + 1) & m->mask) {
+		uint32_t h = map_home(m, m->slot[j].key);
+		if (((j - h) & m->mask) >= ((j - i) & m->mask)) {
+			m->slot[i] = m->slot[j];
+			i = j;
 		}
-		if (w->addr == addr)
-			return w;
 	}
+	m->slot[i].id = NONE;
 }
 
-static struct word_slot *word_at(struct cxs_lu *lu, uint64_t addr, bool add)
+/* The map with `slots` slots, its keys moved over. 0, or -1 (the map unchanged). */
+static int map_regrow(struct id_map *m, uint32_t slots)
 {
-	return word_at_h(lu, addr, word_hash32(addr), add);
+	struct id_map g;
+	if (map_init(&g, slots, m->seed) != 0)
+		return -1;
+	for (uint32_t i = 0; m->slot != NULL && i <= m->mask; i++)
+		if (m->slot[i].id != NONE)
+			map_put(&g, m->slot[i].key, m->slot[i].id);
+	free(m->slot);
+	*m = g;
+	return 0;
 }
 
-static struct word_slot *entry_word(struct cxs_lu *lu, const struct buf_entry *b, bool add)
+static inline uint64_t repl_key(uint32_t cn, uint32_t repl)
 {
-	return word_at_h(lu, b->e.addr, b->hash, add);
+	return (uint64_t)cn << 32 | repl;
+}
+
+/* The word's record, made when it has no entry yet. */
+static uint32_t word_get(struct cxs_lu *lu, uint64_t addr)
+{
+	uint32_t id = map_find(&lu->word_map, addr);
+	if (id != NONE)
+		return id;
+	assert(lu->nfree_word > 0); /* a word has an entry: records <= entries <= room */
+	id = lu->free_word[--lu->nfree_word];
+	lu->words[id] = (struct word_rec){.addr = addr, .first = NONE, .last = NONE};
+	map_put(&lu->word_map, addr, id);
+	return id;
+}
+
+/* A word that may have become movable (all its entries VALed) goes to cand, once. */
+static inline void cand_add(struct cxs_lu *lu, uint32_t id)
+{
+	struct word_rec *w = &lu->words[id];
+	if (w->cand || w->unvaled != 0 || w->n == 0)
+		return;
+	w->cand = true;
+	lu->cand[lu->ncand++] = id; /* ncand <= words with an entry <= room */
+}
+
+/*
+ * Takes entry s out of the buffer: its lists, its word (freed with its last
+ * entry) and its REPL (freed with its last entry); the slot is free.
+ */
+static void entry_remove(struct cxs_lu *lu, uint32_t s)
+{
+	struct buf_entry *b = &lu->buf[s];
+	if (b->prev != NONE)
+		lu->buf[b->prev].next = b->next;
+	else
+		lu->oldest = b->next;
+	if (b->next != NONE)
+		lu->buf[b->next].prev = b->prev;
+	else
+		lu->newest = b->prev;
+	struct word_rec *w = &lu->words[b->word];
+	if (b->wprev != NONE)
+		lu->buf[b->wprev].wnext = b->wnext;
+	else
+		w->first = b->wnext;
+	if (b->wnext != NONE)
+		lu->buf[b->wnext].wprev = b->wprev;
+	else
+		w->last = b->wprev;
+	w->n--;
+	if (!b->e.valid)
+		w->unvaled--;
+	else
+		lu->nvaled--;
+	if (w->n == 0) {
+		assert(!w->cand); /* a word in cand has a VALed entry, and only drain takes those */
+		map_erase(&lu->word_map, w->addr);
+		lu->free_word[lu->nfree_word++] = b->word;
+	}
+	struct repl_rec *r = &lu->repls[b->rec];
+	if (--r->left == 0) {
+		map_erase(&lu->repl_map, repl_key(b->e.requester >> 8, b->e.repl));
+		lu->free_repl[lu->nfree_repl++] = b->rec;
+	}
+	lu->free_slot[lu->nfree_slot++] = s;
+	lu->nbuf--;
 }
 
 /* ---- DRAM log index ------------------------------------------------------------ */
@@ -606,48 +741,48 @@ static void log_compact(struct cxs_lu *lu, const uint8_t *retain)
 
 /* ---- REPL and VAL ----------------------------------------------------------------- */
 
-/* Room for `need` buffer entries in every per-entry array (spills grow them). 0, or -1. */
+/*
+ * Room for `need` buffer entries in every per-entry array, record pool and
+ * map (spills grow them; cxs_lu_new makes the first cap). 0, or -1 with
+ * room unchanged (an array already grown stays so).
+ */
 static int make_room(struct cxs_lu *lu, uint32_t need)
 {
 	if (need <= lu->room)
 		return 0;
-	uint32_t room = lu->room;
+	uint32_t room = lu->room ? lu->room : need;
 	while (room < need)
 		room *= 2;
-	struct buf_entry *buf = realloc(lu->buf, room * sizeof *buf);
-	if (buf)
-		lu->buf = buf;
-	struct stamp_key *sk = realloc(lu->skeys, room * sizeof *sk);
-	if (sk)
-		lu->skeys = sk;
-	uint32_t *pl = realloc(lu->place, room * sizeof *pl);
-	if (pl)
-		lu->place = pl;
-	uint32_t *wn = realloc(lu->wnext, room * sizeof *wn);
-	if (wn)
-		lu->wnext = wn;
-	uint8_t *g = realloc(lu->gone, room);
-	if (g)
-		lu->gone = g;
-	uint32_t *se = realloc(lu->sel, room * sizeof *se);
-	if (se)
-		lu->sel = se;
-	uint64_t *cd = realloc(lu->cand, room * sizeof *cd);
-	if (cd)
-		lu->cand = cd;
-	uint32_t ws = lu->wmask + 1;
-	while (ws < 4 * room)
-		ws <<= 1;
-	assert(ws - 1 <= HASH_LOW); /* the entries' hashes keep 26 bits */
-	struct word_slot *w = ws > lu->wmask + 1 ? calloc(ws, sizeof *w) : lu->words;
-	if (!buf || !sk || !pl || !wn || !g || !se || !cd || !w)
+#define GROW(f)                                                                         \
+	do {                                                                            \
+		void *p_ = realloc(lu->f, (size_t)room * sizeof *lu->f);                \
+		if (p_ == NULL)                                                         \
+			return -1;                                                      \
+		lu->f = p_;                                                             \
+	} while (0)
+	GROW(buf);
+	GROW(free_slot);
+	GROW(words);
+	GROW(free_word);
+	GROW(repls);
+	GROW(free_repl);
+	GROW(cand);
+	GROW(skeys);
+	GROW(sel);
+	GROW(place);
+#undef GROW
+	uint32_t slots = map_slots(room);
+	if ((lu->word_map.slot == NULL || slots > lu->word_map.mask + 1) &&
+	    map_regrow(&lu->word_map, slots) != 0)
 		return -1;
-	if (w != lu->words) {
-		free(lu->words);
-		lu->words = w;
-		lu->wmask = ws - 1;
-		lu->wgen = 0;
-		words_reset(lu, 0);
+	if ((lu->repl_map.slot == NULL || slots > lu->repl_map.mask + 1) &&
+	    map_regrow(&lu->repl_map, slots) != 0)
+		return -1;
+	/* The new slots and records on the free stacks, the lowest on top. */
+	for (uint32_t k = room; k-- > lu->room;) {
+		lu->free_slot[lu->nfree_slot++] = k;
+		lu->free_word[lu->nfree_word++] = k;
+		lu->free_repl[lu->nfree_repl++] = k;
 	}
 	lu->room = room;
 	return 0;
@@ -667,45 +802,75 @@ cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32
 			return CXS_TIME_INF;
 		*lu->c[C_SPILLED] += n;
 	}
+	uint32_t cn = requester >> 8;
+	assert(map_find(&lu->repl_map, repl_key(cn, repl)) == NONE);
 #ifndef NDEBUG
-	for (uint32_t k = 0; k < lu->nbuf; k++)
-		assert(!(lu->buf[k].e.requester >> 8 == requester >> 8 && lu->buf[k].e.repl == repl));
 	for (uint32_t i = 0; i < n; i++) {
 		assert((addr[i] & 7) == 0);
 		for (uint32_t j = 0; j < i; j++)
 			assert(addr[j] != addr[i]); /* one entry per word of a REPL */
 	}
 #endif
+	assert(lu->nfree_repl > 0 && lu->nfree_slot >= n);
+	uint32_t rec = lu->free_repl[--lu->nfree_repl];
+	lu->repls[rec] = (struct repl_rec){.first = NONE, .left = n};
+	map_put(&lu->repl_map, repl_key(cn, repl), rec);
+	uint32_t *link = &lu->repls[rec].first;
 	for (uint32_t i = 0; i < n; i++) {
-		struct buf_entry *b = &lu->buf[lu->nbuf++];
-		memset(b, 0, sizeof *b);
-		b->e.addr = addr[i];
-		b->e.value = value[i];
-		b->e.requester = requester;
-		b->e.repl = repl;
-		b->idx = i;
-		b->hash = word_hash32(addr[i]);
+		uint32_t s = lu->free_slot[--lu->nfree_slot];
+		uint32_t wid = word_get(lu, addr[i]);
+		struct word_rec *w = &lu->words[wid];
+		struct buf_entry *b = &lu->buf[s];
+		*b = (struct buf_entry){
+			.e = {.addr = addr[i], .value = value[i], .requester = requester, .repl = repl},
+			.arrival = lu->arrivals++,
+			.prev = lu->newest,
+			.next = NONE,
+			.wprev = w->last,
+			.wnext = NONE,
+			.word = wid,
+			.rnext = NONE,
+			.rec = rec,
+			.idx = i,
+		};
+		if (lu->newest != NONE)
+			lu->buf[lu->newest].next = s;
+		else
+			lu->oldest = s;
+		lu->newest = s;
+		if (w->last != NONE)
+			lu->buf[w->last].wnext = s;
+		else
+			w->first = s;
+		w->last = s;
+		w->n++;
+		w->unvaled++;
+		*link = s;
+		link = &b->rnext;
 	}
+	lu->nbuf += n;
 	(*lu->c[C_REPLS])++;
 	*lu->c[C_ENTRIES_LOGGED] += n;
 	bump_max(lu->c[C_SRAM_PEAK], lu->nbuf);
 	return now + lu->p.sram_ps;
 }
 
+/* A forget is rare (a CN's failure detected): one walk of the buffer. */
 size_t cxs_lu_forget(struct cxs_lu *lu, uint32_t cn)
 {
-	uint32_t w = 0;
 	size_t gone = 0;
-	for (uint32_t k = 0; k < lu->nbuf; k++) {
-		const struct buf_entry *b = &lu->buf[k];
-		if (!b->e.valid && b->e.requester >> 8 == cn) {
-			gone++;
+	for (uint32_t s = lu->oldest, nx; s != NONE; s = nx) {
+		const struct buf_entry *b = &lu->buf[s];
+		nx = b->next;
+		if (b->e.valid || b->e.requester >> 8 != cn)
 			continue;
-		}
-		lu->buf[w++] = *b;
+		uint32_t wid = b->word;
+		entry_remove(lu, s);
+		gone++;
+		/* The word may have been blocked by this entry only (its record outlives it then). */
+		if (lu->words[wid].n > 0)
+			cand_add(lu, wid);
 	}
-	lu->nbuf = w;
-	lu->drain_all |= gone > 0; /* words those entries blocked may move now */
 	*lu->c[C_FORGOTTEN] += gone;
 	return gone;
 }
@@ -721,74 +886,55 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 	       size_t errlen)
 {
 	uint32_t cn = requester >> 8;
-	uint32_t m = 0;
 	ts &= 0x7f;
 	uint64_t seq = ts_unwrap(lu, cn, ts);
-	/*
-	 * A REPL's entries are consecutive in the buffer (allocated together at
-	 * its end; nothing leaves the buffer un-VALed but by a forget, and
-	 * compaction keeps the order), so the search ends with their run.
-	 */
-	for (uint32_t k = 0; k < lu->nbuf; k++) {
-		const struct buf_entry *b = &lu->buf[k];
-		if (b->e.requester >> 8 != cn || b->e.repl != repl) {
-			if (m > 0)
-				break;
-			continue;
-		}
-		if (b->e.valid) {
-			snprintf(err, errlen, "LU %u: second VAL of REPL %u from CN %u", lu->node, repl,
-				 cn);
-			return -1;
-		}
-		lu->place[m++] = k;
-	}
-#ifndef NDEBUG
-	for (uint32_t k = m ? lu->place[m - 1] + 1 : lu->nbuf; k < lu->nbuf; k++)
-		assert(lu->buf[k].e.requester >> 8 != cn || lu->buf[k].e.repl != repl);
-#endif
-	if (m == 0) {
+	uint32_t rec = map_find(&lu->repl_map, repl_key(cn, repl));
+	if (rec == NONE) {
 		snprintf(err, errlen, "LU %u: VAL of REPL %u from CN %u, which is not in the SRAM "
 				      "Log Buffer",
 			 lu->node, repl, cn);
 		return -1;
 	}
-	/* Check everything first: a refused VAL changes nothing. One pass over the buffer. */
-	words_reset(lu, m);
-	uint64_t filter = 0;
-	for (uint32_t j = 0; j < m; j++) {
-		const struct buf_entry *b = &lu->buf[lu->place[j]];
-		entry_word(lu, b, true)->stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
-		filter |= entry_bit(b);
+	struct repl_rec *r = &lu->repls[rec];
+	if (r->valed) {
+		snprintf(err, errlen, "LU %u: second VAL of REPL %u from CN %u", lu->node, repl, cn);
+		return -1;
 	}
+	/*
+	 * Check everything first: a refused VAL changes nothing. A REPL not VALed
+	 * has all its entries (only drain takes entries out, VALed ones; a forget
+	 * takes whole REPLs), its words distinct: each word's chain is walked
+	 * once, for its VALed entries.
+	 */
 	bool behind = false;
-	for (uint32_t k = 0; k < lu->nbuf; k++) {
-		const struct cxs_dk_entry *o = &lu->buf[k].e;
-		if (!o->valid || !(filter & entry_bit(&lu->buf[k])))
-			continue;
-		const struct word_slot *w = entry_word(lu, &lu->buf[k], false);
-		if (w == NULL)
-			continue;
-		uint64_t stamp = w->stamp;
-		behind |= o->stamp > stamp;
-		if (o->stamp == stamp) {
-			snprintf(err, errlen,
-				 "LU %u: word %#" PRIx64 " gets stamp %#" PRIx64
-				 " twice (REPL %u from CN %u and REPL %u from CN %u)",
-				 lu->node, o->addr, stamp, o->repl, o->requester >> 8, repl, cn);
-			return -1;
-		}
-		if (o->requester >> 8 == cn && (lu->buf[k].seq < seq) != (o->stamp < stamp)) {
-			snprintf(err, errlen,
-				 "LU %u: CN %u word %#" PRIx64 ": TS %u stamp %#" PRIx64
-				 " (REPL %u) against TS %u stamp %#" PRIx64
-				 " (REPL %u): TS order and stamp order disagree",
-				 lu->node, cn, o->addr, ts, stamp, repl, o->ts, o->stamp, o->repl);
-			return -1;
+	for (uint32_t s = r->first; s != NONE; s = lu->buf[s].rnext) {
+		const struct buf_entry *b = &lu->buf[s];
+		uint64_t stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
+		for (uint32_t q = lu->words[b->word].first; q != NONE; q = lu->buf[q].wnext) {
+			const struct buf_entry *ob = &lu->buf[q];
+			const struct cxs_dk_entry *o = &ob->e;
+			if (!o->valid)
+				continue;
+			behind |= o->stamp > stamp;
+			if (o->stamp == stamp) {
+				snprintf(err, errlen,
+					 "LU %u: word %#" PRIx64 " gets stamp %#" PRIx64
+					 " twice (REPL %u from CN %u and REPL %u from CN %u)",
+					 lu->node, o->addr, stamp, o->repl, o->requester >> 8, repl, cn);
+				return -1;
+			}
+			if (o->requester >> 8 == cn && (ob->seq < seq) != (o->stamp < stamp)) {
+				snprintf(err, errlen,
+					 "LU %u: CN %u word %#" PRIx64 ": TS %u stamp %#" PRIx64
+					 " (REPL %u) against TS %u stamp %#" PRIx64
+					 " (REPL %u): TS order and stamp order disagree",
+					 lu->node, cn, o->addr, ts, stamp, repl, o->ts, o->stamp, o->repl);
+				return -1;
+			}
 		}
 	}
-	for (uint32_t j = 0; j < m && lu->p.check_dram; j++) {
-		const struct buf_entry *b = &lu->buf[lu->place[j]];
+	for (uint32_t s = r->first; s != NONE && lu->p.check_dram; s = lu->buf[s].rnext) {
+		const struct buf_entry *b = &lu->buf[s];
 		uint64_t stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
 		const struct cxs_dk_entry *d = dram_latest(lu, b->e.addr);
 		if (d != NULL && d->stamp >= stamp) {
@@ -799,22 +945,24 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 			return -1;
 		}
 	}
-	for (uint32_t j = 0; j < m; j++) {
-		struct buf_entry *b = &lu->buf[lu->place[j]];
+	for (uint32_t s = r->first; s != NONE; s = lu->buf[s].rnext) {
+		struct buf_entry *b = &lu->buf[s];
 		b->e.stamp = stamps != NULL ? stamps[b->idx] : stamp0 + b->idx;
 		b->e.ts = ts;
 		b->seq = seq;
 		b->e.valid = 1;
 		if (values != NULL)
 			b->e.value = values[b->idx];
-		lu->cand[lu->ncand++] = b->e.addr; /* ncand <= VALed entries <= room */
+		lu->words[b->word].unvaled--;
+		cand_add(lu, b->word);
 	}
+	r->valed = true;
 	if (seq > lu->seq_last[cn & 0xff])
 		lu->seq_last[cn & 0xff] = seq;
 	else if (lu->seq_last[cn & 0xff] != 0)
 		(*lu->c[C_VALS_REORDERED])++;
 	*lu->c[C_VALS_BEHIND] += behind;
-	lu->nvaled += m;
+	lu->nvaled += r->left;
 	(*lu->c[C_VALS])++;
 	return 0;
 }
@@ -833,88 +981,79 @@ static void sort_stamps(struct stamp_key *k, uint32_t n)
 	}
 }
 
+static int arrival_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct arrival_key *)a)->arrival;
+	uint64_t y = ((const struct arrival_key *)b)->arrival;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Sorts a drain's positions by arrival: runs, one per word, each in order
+ * already. Insertion sort for the few of a usual drain, qsort past that
+ * (arrival numbers are distinct, so the order is total).
+ */
+static void sort_arrivals(struct arrival_key *k, uint32_t n)
+{
+	if (n > 32) {
+		qsort(k, n, sizeof *k, arrival_cmp);
+		return;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		struct arrival_key x = k[i];
+		uint32_t j = i;
+		for (; j > 0 && k[j - 1].arrival > x.arrival; j--)
+			k[j] = k[j - 1];
+		k[j] = x;
+	}
+}
+
 cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 {
 	*moved = 0;
-	if (lu->nvaled == 0) {
-		lu->ncand = 0;
-		return now;
-	}
-	uint32_t n = lu->nbuf;
 	/*
-	 * Group the buffer by word, keeping arrival order within each word —
-	 * only the candidates' words, unless drain_all: a word can have become
-	 * movable since the last drain only through a VAL (its entries were all
-	 * moved then, or one was not VALed, or it had none).
+	 * The movable words are in cand: a word becomes movable only by a VAL
+	 * or a forget (either puts it there), and one a drain leaves movable (a
+	 * full DRAM log) goes back. Each gives its entries' arrival positions
+	 * (sel) the entries sorted by stamp (place).
 	 */
-	bool all = lu->drain_all || lu->ncand >= n;
-	words_reset(lu, all ? n : lu->ncand);
-	uint64_t filter = all ? UINT64_MAX : 0;
-	for (uint32_t c = 0; !all && c < lu->ncand; c++) {
-		word_at(lu, lu->cand[c], true);
-		filter |= word_bit(lu->cand[c]);
-	}
-	lu->ncand = 0;
-	lu->drain_all = false;
-	/* The entries of the words concerned (sel), in arrival order, each chained to its word's. */
 	uint32_t nsel = 0;
-	for (uint32_t k = 0; k < n; k++) {
-		const struct buf_entry *b = &lu->buf[k];
-		if (!(filter & entry_bit(b)))
-			continue;
-		struct word_slot *w = entry_word(lu, b, all);
-		if (w == NULL)
-			continue;
-		lu->wnext[k] = NONE;
-		lu->place[k] = NONE;
-		if (w->last == NONE)
-			w->first = k;
-		else
-			lu->wnext[w->last] = k;
-		w->last = k;
-		w->n++;
-		w->blocked |= !b->e.valid;
-		lu->sel[nsel++] = k;
-	}
-	/* place[k]: which entry goes to the DRAM log at arrival position k. */
-	for (uint32_t s = 0; s < nsel; s++) {
-		struct word_slot *w = entry_word(lu, &lu->buf[lu->sel[s]], false);
-		if (w->blocked || w->done)
-			continue;
-		w->done = 1;
+	for (uint32_t c = 0; c < lu->ncand; c++) {
+		struct word_rec *w = &lu->words[lu->cand[c]];
+		w->cand = false;
+		assert(w->n > 0);
+		if (w->unvaled != 0)
+			continue; /* blocked again by a later REPL */
 		uint32_t i = 0;
-		for (uint32_t q = w->first; q != NONE; q = lu->wnext[q])
+		for (uint32_t q = w->first; q != NONE; q = lu->buf[q].wnext)
 			lu->skeys[i++] = (struct stamp_key){lu->buf[q].e.stamp, q};
 		sort_stamps(lu->skeys, i); /* stamps of a word are distinct (VAL checks) */
 		i = 0;
-		for (uint32_t q = w->first; q != NONE; q = lu->wnext[q])
+		for (uint32_t q = w->first; q != NONE; q = lu->buf[q].wnext) {
 			lu->place[q] = lu->skeys[i++].pos;
-	}
-	uint32_t m = 0, first_gone = n;
-	memset(lu->gone, 0, n);
-	for (uint32_t s = 0; s < nsel; s++) {
-		uint32_t k = lu->sel[s];
-		if (lu->place[k] == NONE)
-			continue;
-		if (lu->nlog == lu->max_log) {
-			(*lu->c[C_DRAM_FULL])++;
-			lu->drain_all = true; /* movable entries stay behind */
-			break;
+			lu->sel[nsel++] = (struct arrival_key){lu->buf[q].arrival, q};
 		}
-		log_append(lu, &lu->buf[lu->place[k]].e, lu->dumps);
-		lu->gone[lu->place[k]] = 1;
-		if (lu->place[k] < first_gone)
-			first_gone = lu->place[k];
-		m++;
+	}
+	lu->ncand = 0;
+	if (nsel == 0)
+		return now;
+	assert(lu->nvaled >= nsel);
+	sort_arrivals(lu->sel, nsel);
+	uint32_t m = nsel;
+	if (lu->max_log - lu->nlog < nsel) {
+		/* A prefix moves; the words of the rest stay movable. */
+		m = lu->max_log - lu->nlog;
+		(*lu->c[C_DRAM_FULL])++;
+		for (uint32_t i = m; i < nsel; i++)
+			cand_add(lu, lu->buf[lu->sel[i].pos].word);
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t s = lu->place[lu->sel[i].pos];
+		log_append(lu, &lu->buf[s].e, lu->dumps);
+		entry_remove(lu, s);
 	}
 	if (m == 0)
 		return now;
-	uint32_t w = first_gone;
-	for (uint32_t k = first_gone; k < n; k++)
-		if (!lu->gone[k])
-			lu->buf[w++] = lu->buf[k];
-	lu->nbuf = w;
-	lu->nvaled -= m;
 	*moved = m;
 	cxs_time busy = (cxs_time)m * lu->p.cycle_ps;
 	*lu->c[C_DRAINED] += m;
@@ -1089,9 +1228,11 @@ size_t cxs_lu_latest(struct cxs_lu *lu, const uint64_t *words, size_t n,
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct cxs_dk_entry *best = dram_latest(lu, words[i]);
-		for (uint32_t k = 0; k < lu->nbuf; k++) {
-			const struct cxs_dk_entry *e = &lu->buf[k].e;
-			if (e->valid && e->addr == words[i] && (best == NULL || e->stamp > best->stamp))
+		uint32_t wid = map_find(&lu->word_map, words[i]);
+		for (uint32_t q = wid != NONE ? lu->words[wid].first : NONE; q != NONE;
+		     q = lu->buf[q].wnext) {
+			const struct cxs_dk_entry *e = &lu->buf[q].e;
+			if (e->valid && (best == NULL || e->stamp > best->stamp))
 				best = e;
 		}
 		found[i] = best != NULL;
@@ -1104,8 +1245,8 @@ size_t cxs_lu_latest(struct cxs_lu *lu, const uint64_t *words, size_t n,
 void cxs_lu_foreach(const struct cxs_lu *lu,
 		    void (*fn)(void *ctx, const struct cxs_dk_entry *e, int where), void *ctx)
 {
-	for (uint32_t k = 0; k < lu->nbuf; k++)
-		fn(ctx, &lu->buf[k].e, 0);
+	for (uint32_t s = lu->oldest; s != NONE; s = lu->buf[s].next)
+		fn(ctx, &lu->buf[s].e, 0);
 	for (uint32_t p = 0; p < lu->nlog; p++)
 		fn(ctx, &lu->log[p], 1);
 }

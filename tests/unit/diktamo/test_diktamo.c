@@ -1449,6 +1449,463 @@ START_TEST(forget_drops_a_dead_writers_unvaled_repls_only)
 }
 END_TEST
 
+/* ---- the SRAM Log Buffer against a reference model ---------------------------------- */
+
+/*
+ * The reference: the buffer as an array in arrival order and every rule of
+ * log_unit.c's header stated directly, with no candidate list, no word
+ * table and no chains — a drain looks at every word, a VAL at every entry.
+ * It keeps the counters the unit keeps; the DRAM log is the unit's own
+ * (dumps are kept whole: keep_all), so an entry appended in another order,
+ * a word moved too early or too late, a VAL accepted or refused otherwise,
+ * or a counter off by one shows at the step that caused it.
+ */
+#define REF_MAX 4096
+struct ref_entry {
+	struct cxs_dk_entry e;
+	uint32_t idx;
+	uint64_t seq;
+};
+
+struct ref_lu {
+	uint32_t cap, max_log, wm;
+	bool check_dram;
+	struct ref_entry buf[REF_MAX];
+	uint32_t nbuf;
+	struct cxs_dk_entry log[REF_MAX];
+	uint32_t nlog;
+	uint64_t seq_last[256];
+	uint64_t round_moved;
+	uint64_t repls, refused, logged, vals, reordered, behind, spilled, forgotten, drained,
+		drain_busy, dram_full, sram_peak, dram_peak, round_peak, dumps, dump_entries;
+};
+
+static const char *const ref_counters[] = {
+	"repls",	   "repls_refused",    "entries_logged",   "vals",
+	"vals_reordered",  "vals_behind",      "spilled_entries",  "forgotten_entries",
+	"drained_entries", "drain_busy_ps",    "dram_full_drains", "sram_peak_entries",
+	"dram_peak_bytes", "round_peak_bytes", "dumps",		   "dump_entries",
+};
+
+static void ref_counter_values(const struct ref_lu *r, uint64_t *v)
+{
+	const uint64_t x[] = {r->repls,	      r->refused,    r->logged,	    r->vals,
+			      r->reordered,   r->behind,     r->spilled,    r->forgotten,
+			      r->drained,     r->drain_busy, r->dram_full,  r->sram_peak,
+			      r->dram_peak,   r->round_peak, r->dumps,	    r->dump_entries};
+	_Static_assert(sizeof x / sizeof x[0] == sizeof ref_counters / sizeof ref_counters[0],
+		       "one value per counter");
+	memcpy(v, x, sizeof x);
+}
+
+static void ref_max(uint64_t *c, uint64_t v)
+{
+	if (v > *c)
+		*c = v;
+}
+
+static uint64_t ref_unwrap(const struct ref_lu *r, uint32_t cn, uint8_t ts)
+{
+	uint64_t last = r->seq_last[cn & 0xff];
+	if (last == 0)
+		return (UINT64_C(1) << 32) + ts;
+	uint32_t d = (uint32_t)(ts - (last & 0x7f)) & 0x7f;
+	return d <= 63 ? last + d : last - (128 - d);
+}
+
+static cxs_time ref_repl(struct ref_lu *r, cxs_time now, uint32_t req, uint32_t repl,
+			 const uint64_t *a, const uint64_t *v, uint32_t n, bool spill)
+{
+	if (r->nbuf + n > r->cap) {
+		if (!spill) {
+			r->refused++;
+			return CXS_TIME_INF;
+		}
+		r->spilled += n;
+	}
+	ck_assert_uint_le(r->nbuf + n, REF_MAX);
+	for (uint32_t i = 0; i < n; i++)
+		r->buf[r->nbuf++] = (struct ref_entry){
+			.e = {.addr = a[i], .value = v[i], .requester = req, .repl = repl}, .idx = i};
+	r->repls++;
+	r->logged += n;
+	ref_max(&r->sram_peak, r->nbuf);
+	return now + SRAM;
+}
+
+/* The word's latest in the DRAM log as the index keeps it: largest stamp, the later of equals. */
+static const struct cxs_dk_entry *ref_dram_latest(const struct ref_lu *r, uint64_t addr)
+{
+	const struct cxs_dk_entry *best = NULL;
+	for (uint32_t p = 0; p < r->nlog; p++)
+		if (r->log[p].addr == addr && (best == NULL || r->log[p].stamp >= best->stamp))
+			best = &r->log[p];
+	return best;
+}
+
+static int ref_val(struct ref_lu *r, uint32_t req, uint32_t repl, uint8_t ts, uint64_t s0,
+		   const uint64_t *stamps, const uint64_t *values)
+{
+	uint32_t cn = req >> 8, mine[64], m = 0;
+	ts &= 0x7f;
+	uint64_t seq = ref_unwrap(r, cn, ts);
+	for (uint32_t k = 0; k < r->nbuf; k++)
+		if (r->buf[k].e.requester >> 8 == cn && r->buf[k].e.repl == repl) {
+			if (r->buf[k].e.valid)
+				return -1; /* a second VAL */
+			mine[m++] = k;
+		}
+	if (m == 0)
+		return -1; /* not in the buffer */
+	bool behind = false;
+	for (uint32_t j = 0; j < m; j++) {
+		const struct ref_entry *b = &r->buf[mine[j]];
+		uint64_t st = stamps ? stamps[b->idx] : s0 + b->idx;
+		for (uint32_t k = 0; k < r->nbuf; k++) {
+			const struct ref_entry *o = &r->buf[k];
+			if (!o->e.valid || o->e.addr != b->e.addr)
+				continue;
+			behind |= o->e.stamp > st;
+			if (o->e.stamp == st)
+				return -1;
+			if (o->e.requester >> 8 == cn && (o->seq < seq) != (o->e.stamp < st))
+				return -1;
+		}
+		const struct cxs_dk_entry *d = ref_dram_latest(r, b->e.addr);
+		if (r->check_dram && d != NULL && d->stamp >= st)
+			return -1;
+	}
+	for (uint32_t j = 0; j < m; j++) {
+		struct ref_entry *b = &r->buf[mine[j]];
+		b->e.stamp = stamps ? stamps[b->idx] : s0 + b->idx;
+		b->e.ts = ts;
+		b->e.valid = 1;
+		b->seq = seq;
+		if (values)
+			b->e.value = values[b->idx];
+	}
+	if (seq > r->seq_last[cn & 0xff])
+		r->seq_last[cn & 0xff] = seq;
+	else if (r->seq_last[cn & 0xff] != 0)
+		r->reordered++;
+	r->behind += behind;
+	r->vals++;
+	return 0;
+}
+
+/*
+ * A word moves when all its buffer entries are VALed, all of them; the moved
+ * entries keep their arrival positions across words, and each word's
+ * positions take its entries in stamp order; a full DRAM log cuts that
+ * sequence to a prefix.
+ */
+static cxs_time ref_drain(struct ref_lu *r, cxs_time now, uint32_t *moved)
+{
+	static uint32_t out[REF_MAX], below[REF_MAX];
+	static uint8_t gone[REF_MAX], blocked[REF_MAX];
+	for (uint32_t q = 0; q < r->nbuf; q++) {
+		below[q] = 0;
+		blocked[q] = 0;
+		for (uint32_t t = 0; t < r->nbuf; t++) {
+			if (r->buf[t].e.addr != r->buf[q].e.addr)
+				continue;
+			below[q] += r->buf[t].e.stamp < r->buf[q].e.stamp;
+			blocked[q] |= !r->buf[t].e.valid;
+		}
+	}
+	uint32_t npos = 0;
+	for (uint32_t k = 0; k < r->nbuf; k++) {
+		if (blocked[k])
+			continue;
+		uint32_t rank = 0; /* the word's entries before k */
+		for (uint32_t q = 0; q < k; q++)
+			rank += r->buf[q].e.addr == r->buf[k].e.addr;
+		for (uint32_t q = 0; q < r->nbuf; q++)
+			if (r->buf[q].e.addr == r->buf[k].e.addr && below[q] == rank)
+				out[npos] = q;
+		npos++;
+	}
+	uint32_t m = 0;
+	memset(gone, 0, r->nbuf);
+	for (uint32_t i = 0; i < npos; i++) {
+		if (r->nlog == r->max_log) {
+			r->dram_full++;
+			break;
+		}
+		r->log[r->nlog++] = r->buf[out[i]].e;
+		gone[out[i]] = 1;
+		m++;
+	}
+	*moved = m;
+	if (m == 0)
+		return now;
+	uint32_t w = 0;
+	for (uint32_t k = 0; k < r->nbuf; k++)
+		if (!gone[k])
+			r->buf[w++] = r->buf[k];
+	r->nbuf = w;
+	r->drained += m;
+	r->drain_busy += (uint64_t)m * CYCLE;
+	ref_max(&r->dram_peak, (uint64_t)r->nlog * CXS_DK_ENTRY_BYTES);
+	r->round_moved += m;
+	ref_max(&r->round_peak, r->round_moved * CXS_DK_ENTRY_BYTES);
+	return now + (cxs_time)m * CYCLE;
+}
+
+static size_t ref_forget(struct ref_lu *r, uint32_t cn)
+{
+	uint32_t w = 0;
+	size_t gone = 0;
+	for (uint32_t k = 0; k < r->nbuf; k++) {
+		if (!r->buf[k].e.valid && r->buf[k].e.requester >> 8 == cn)
+			gone++;
+		else
+			r->buf[w++] = r->buf[k];
+	}
+	r->nbuf = w;
+	r->forgotten += gone;
+	return gone;
+}
+
+static bool same_entry(const struct cxs_dk_entry *a, const struct cxs_dk_entry *b)
+{
+	return a->addr == b->addr && a->value == b->value && a->stamp == b->stamp &&
+	       a->requester == b->requester && a->repl == b->repl && a->ts == b->ts &&
+	       a->valid == b->valid;
+}
+
+/* The unit's buffer, DRAM log, counters and free room against the reference's. */
+static void ref_compare(const struct ref_lu *r, struct cxs_lu *lu, const struct cxs_stats *st,
+			uint32_t step)
+{
+	struct seen s = snapshot(lu);
+	if (s.n != (size_t)r->nbuf + r->nlog)
+		ck_abort_msg("step %u: %zu entries, reference %u + %u", step, s.n, r->nbuf, r->nlog);
+	for (size_t i = 0; i < s.n; i++) {
+		int where = i >= r->nbuf;
+		const struct cxs_dk_entry *want = where ? &r->log[i - r->nbuf] : &r->buf[i].e;
+		if (s.where[i] != where || !same_entry(&s.e[i], want))
+			ck_abort_msg("step %u: %s entry %zu is word %#lx stamp %#lx (CN %u REPL %u), "
+				     "reference word %#lx stamp %#lx (CN %u REPL %u)",
+				     step, where ? "DRAM log" : "buffer", where ? i - r->nbuf : i,
+				     (unsigned long)s.e[i].addr, (unsigned long)s.e[i].stamp,
+				     s.e[i].requester >> 8, s.e[i].repl, (unsigned long)want->addr,
+				     (unsigned long)want->stamp, want->requester >> 8, want->repl);
+	}
+	seen_free(&s);
+	uint64_t v[sizeof ref_counters / sizeof ref_counters[0]];
+	ref_counter_values(r, v);
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		if (counter(st, ref_counters[i]) != v[i])
+			ck_abort_msg("step %u: lu/%s is %lu, reference %lu", step, ref_counters[i],
+				     (unsigned long)counter(st, ref_counters[i]), (unsigned long)v[i]);
+	uint32_t free_want = r->nbuf < r->cap ? r->cap - r->nbuf : 0;
+	if (cxs_lu_sram_free(lu) != free_want || cxs_lu_needs_flush(lu) != (r->nlog >= r->wm))
+		ck_abort_msg("step %u: free %u (reference %u), needs_flush %d", step,
+			     cxs_lu_sram_free(lu), free_want, cxs_lu_needs_flush(lu));
+}
+
+/* A REPL accepted and not VALed yet, with the TS and stamps its CN gave it. */
+struct ref_pending {
+	uint32_t req, repl, n;
+	uint8_t ts;
+	uint64_t s0;
+};
+
+/*
+ * Random REPL / VAL / drain / forget / spill / dump / search sequences on
+ * a few words (so that words have several entries, from several CNs), with
+ * VALs delivered out of order within a window and a share of them wrong
+ * (second VALs, unknown REPLs, stamps taken twice, TSs that disagree with
+ * the stamps, stamps below the DRAM log's): every step compared with the
+ * reference. Buffers of 6 to 40 entries against DRAM logs of 9 to 600, with
+ * and without the VAL's DRAM check.
+ */
+/* Hot loops test with if and fail with ck_abort_msg (see check_groups). */
+#define REF_EQ(got, want, what)                                                              \
+	do {                                                                                 \
+		uint64_t g_ = (uint64_t)(got), w_ = (uint64_t)(want);                        \
+		if (g_ != w_)                                                                \
+			ck_abort_msg("step %u: %s is %lu, reference %lu", step, what,         \
+				     (unsigned long)g_, (unsigned long)w_);                   \
+	} while (0)
+
+START_TEST(buffer_matches_a_reference_model)
+{
+	static const struct {
+		uint32_t cap, dram, words, steps, dump_pct;
+		bool check_dram;
+	} cfg[] = {
+		{6, 9, 6, 6000, 1, true},      {12, 40, 10, 8000, 1, true},
+		{40, 600, 24, 8000, 0, true},  {10, 30, 8, 6000, 1, false},
+		{16, 600, 5, 6000, 0, true},
+	};
+	static struct ref_lu r;
+	for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+		rng_state = 0x9e3779b97f4a7c15u ^ (c + 1) * 0x51ed27u;
+		struct cxs_stats *st = cxs_stats_new();
+		struct cxs_lu_params p;
+		cxs_lu_default_params(&p);
+		p.sram_bytes = cfg[c].cap * CXS_DK_ENTRY_BYTES;
+		p.dram_bytes = (uint64_t)cfg[c].dram * CXS_DK_ENTRY_BYTES;
+		p.check_dram = cfg[c].check_dram;
+		p.zlib_level = 1;
+		struct cxs_lu *lu = cxs_lu_new(&p, 3, st);
+		ck_assert_ptr_nonnull(lu);
+		memset(&r, 0, sizeof r);
+		r.cap = cfg[c].cap;
+		r.max_log = cfg[c].dram;
+		r.check_dram = cfg[c].check_dram;
+		double wm = p.watermark * r.max_log;
+		r.wm = (uint32_t)wm + ((double)(uint32_t)wm < wm);
+		struct ref_pending pend[256];
+		uint32_t npend = 0, repl_next[5] = {0}, tsn[5] = {0};
+		uint64_t next_stamp = 8;
+		uint32_t refused_vals = 0, accepted_vals = 0, second_vals = 0;
+		for (uint32_t step = 0; step < cfg[c].steps; step++) {
+			uint32_t op = (uint32_t)(rnd() % 100), moved, rmoved;
+			if (op < 34 && npend < 256) {
+				uint32_t cn = (uint32_t)(rnd() % 4), n = 1 + (uint32_t)(rnd() % 4);
+				uint32_t req = cn << 8 | (uint32_t)(rnd() % 3);
+				uint64_t a[4], v[4];
+				for (uint32_t i = 0; i < n; i++) {
+					bool again;
+					do {
+						a[i] = 0x40000 + 8 * (rnd() % cfg[c].words);
+						again = false;
+						for (uint32_t j = 0; j < i; j++)
+							again |= a[j] == a[i];
+					} while (again);
+					v[i] = rnd();
+				}
+				bool spill = rnd() % 4 == 0 && r.nbuf < REF_MAX - 64;
+				cxs_time t = cxs_lu_repl(lu, 100, req, repl_next[cn], a, v, n, spill);
+				REF_EQ(t, ref_repl(&r, 100, req, repl_next[cn], a, v, n, spill), "REPL time");
+				if (t != CXS_TIME_INF) {
+					pend[npend++] = (struct ref_pending){req, repl_next[cn], n,
+									     (uint8_t)(tsn[cn]++ & 0x7f),
+									     next_stamp};
+					next_stamp += 8;
+				}
+				repl_next[cn]++;
+			} else if (op < 74 && npend > 0) {
+				/* A VAL, mostly of the first few pending; some of them wrong. */
+				uint32_t q = (uint32_t)(rnd() % 4 == 0 ? rnd() % npend
+								       : rnd() % (npend < 6 ? npend : 6));
+				struct ref_pending x = pend[q];
+				uint32_t bad = (uint32_t)(rnd() % 32);
+				uint64_t stamps[4], values[4], *sp = NULL, *vp = NULL;
+				if (bad == 0)
+					x.ts = (uint8_t)rnd(); /* a TS that may disagree */
+				else if (bad == 1 && r.nbuf > 0)
+					x.s0 = r.buf[rnd() % r.nbuf].e.stamp; /* maybe a stamp taken */
+				else if (bad == 2 && r.nlog > 0)
+					x.s0 = r.log[rnd() % r.nlog].stamp; /* maybe not above the log */
+				else if (bad == 3)
+					x.repl += 1000000; /* no such REPL */
+				if (rnd() % 3 == 0) {
+					for (uint32_t i = 0; i < x.n; i++)
+						stamps[i] = x.s0 + (x.n - 1 - i); /* the words in reverse */
+					sp = stamps;
+				}
+				if (rnd() % 4 == 0) {
+					for (uint32_t i = 0; i < x.n; i++)
+						values[i] = rnd();
+					vp = values;
+				}
+				int rc = cxs_lu_val(lu, 0, x.req, x.repl, x.ts, x.s0, sp, vp, err, sizeof err);
+				REF_EQ(rc, ref_val(&r, x.req, x.repl, x.ts, x.s0, sp, vp), "VAL's rc");
+				/*
+				 * Done, or refused for good (a wrong VAL accepted before
+				 * may have taken its stamp): its CN gives up on it, and a
+				 * forget drops its entries.
+				 */
+				if (rc == 0 || (bad > 3 && rnd() % 2 == 0)) {
+					memmove(&pend[q], &pend[q + 1], (npend - q - 1) * sizeof *pend);
+					npend--;
+				}
+				accepted_vals += rc == 0;
+				refused_vals += rc != 0;
+			} else if (op < 78 && r.nbuf > 0) {
+				/* A second VAL of a VALed entry's REPL. */
+				const struct cxs_dk_entry *e = &r.buf[rnd() % r.nbuf].e;
+				if (e->valid) {
+					uint32_t req = e->requester, repl = e->repl;
+					REF_EQ(cxs_lu_val(lu, 0, req, repl, e->ts, next_stamp, NULL, NULL, err,
+							  sizeof err),
+					       -1, "second VAL's rc");
+					REF_EQ(ref_val(&r, req, repl, 0, next_stamp, NULL, NULL), -1,
+					       "reference's second VAL");
+					second_vals++;
+				}
+			} else if (op < 94) {
+				cxs_time t = cxs_lu_drain(lu, 500, &moved);
+				REF_EQ(t, ref_drain(&r, 500, &rmoved), "drain's time");
+				REF_EQ(moved, rmoved, "moved");
+			} else if (op < 95) {
+				uint32_t cn = (uint32_t)(rnd() % 5);
+				REF_EQ(cxs_lu_forget(lu, cn), ref_forget(&r, cn), "forgotten");
+				uint32_t w = 0;
+				for (uint32_t k = 0; k < npend; k++)
+					if (pend[k].req >> 8 != cn)
+						pend[w++] = pend[k];
+				npend = w;
+			} else if (op < 95 + cfg[c].dump_pct || r.nlog == r.max_log) {
+				struct cxs_dk_chunk *ch;
+				size_t nch;
+				cxs_time done;
+				REF_EQ(cxs_lu_dump(lu, 0, keep_all, dest_zero, NULL, 1, &ch, &nch, &done), 0,
+				       "dump's rc");
+				cxs_dk_chunks_free(ch, nch);
+				r.dumps++;
+				r.dump_entries += r.nlog;
+				r.nlog = 0;
+				r.round_moved = 0;
+			} else {
+				uint64_t w[41];
+				struct cxs_dk_entry out[41];
+				uint8_t found[41];
+				for (uint32_t i = 0; i <= cfg[c].words; i++)
+					w[i] = 0x40000 + 8 * i; /* the last one never written */
+				REF_EQ(cxs_lu_latest(lu, w, cfg[c].words + 1, out, found), r.nbuf + r.nlog,
+				       "entries scanned");
+				for (uint32_t i = 0; i <= cfg[c].words; i++) {
+					const struct cxs_dk_entry *best = ref_dram_latest(&r, w[i]);
+					for (uint32_t k = 0; k < r.nbuf; k++)
+						if (r.buf[k].e.valid && r.buf[k].e.addr == w[i] &&
+						    (best == NULL || r.buf[k].e.stamp > best->stamp))
+							best = &r.buf[k].e;
+					REF_EQ(found[i], best != NULL, "found");
+					if (best != NULL && !same_entry(&out[i], best))
+						ck_abort_msg("step %u: latest of word %#lx differs", step,
+							     (unsigned long)w[i]);
+				}
+			}
+			ref_compare(&r, lu, st, step);
+		}
+		fprintf(stderr, "reference model %zu: %lu drained, %lu spilled, %lu refused REPLs, %u/%u VALs "
+		       "refused, %lu behind, %lu reordered, %lu full drains, %lu forgotten, peak %lu\n",
+		       c, (unsigned long)r.drained, (unsigned long)r.spilled, (unsigned long)r.refused,
+		       refused_vals, refused_vals + accepted_vals, (unsigned long)r.behind,
+		       (unsigned long)r.reordered, (unsigned long)r.dram_full,
+		       (unsigned long)r.forgotten, (unsigned long)r.sram_peak);
+		/* The scenarios reached what they are for. */
+		ck_assert_uint_gt(r.spilled, 0);
+		ck_assert_uint_gt(r.refused, 0);
+		ck_assert_uint_gt(r.forgotten, 0);
+		ck_assert_uint_gt(r.behind, 0);
+		ck_assert_uint_gt(r.reordered, 0);
+		ck_assert_uint_gt(r.dram_full, 0);
+		ck_assert_uint_gt(refused_vals, 0);
+		ck_assert_uint_gt(second_vals, 0);
+		ck_assert_uint_gt(accepted_vals, cfg[c].steps / 12);
+		ck_assert_uint_gt(r.drained, cfg[c].steps / 12);
+		cxs_lu_free(lu);
+		cxs_stats_free(st);
+	}
+}
+END_TEST
+
 Suite *diktamo_suite(void)
 {
 	Suite *s = suite_create("diktamo");
@@ -1471,6 +1928,7 @@ Suite *diktamo_suite(void)
 	tcase_add_test(tc, non_valed_entries_never_reach_the_dram_log);
 	tcase_add_test(tc, full_dram_log_moves_a_prefix_and_asks_for_a_flush);
 	tcase_add_test(tc, watermark);
+	tcase_add_test(tc, buffer_matches_a_reference_model);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("format");
 	tcase_add_test(tc, compression_round_trips);
