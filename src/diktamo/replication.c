@@ -79,12 +79,14 @@ struct rec {
 /* A replication's id and slot, to visit them in id order. */
 struct id_slot {
 	uint32_t id, slot;
+	uint32_t age; /* next_id - id, modulo 2^32: issue order across the ids' wrap */
 };
 
-static int cmp_id(const void *a, const void *b)
+/* Oldest first. */
+static int cmp_age(const void *a, const void *b)
 {
-	uint32_t x = ((const struct id_slot *)a)->id, y = ((const struct id_slot *)b)->id;
-	return x < y ? -1 : x > y;
+	uint32_t x = ((const struct id_slot *)a)->age, y = ((const struct id_slot *)b)->age;
+	return x > y ? -1 : x < y;
 }
 
 struct cxs_dk_sender {
@@ -199,13 +201,14 @@ void cxs_dk_sender_cn_failed(struct cxs_dk_sender *s, uint32_t cn, cxs_time now)
 	 * Replications waiting for the failed CN's REPL_ACK complete without it:
 	 * their stores keep N_r - 1 live copies, enough for the one failure
 	 * being handled; later replications choose groups among the live CNs.
-	 * Visited in id order, so the cores hear of them deterministically.
+	 * Visited in issue order (ids wrap after 2^32, so by age), so the cores
+	 * hear of them deterministically.
 	 */
 	uint32_t n = 0;
 	for (uint32_t i = 0; i <= s->tmask; i++)
 		if (s->t[i].used && s->t[i].acks < s->t[i].nrep)
-			s->order[n++] = (struct id_slot){s->t[i].id, i};
-	qsort(s->order, n, sizeof *s->order, cmp_id);
+			s->order[n++] = (struct id_slot){s->t[i].id, i, s->next_id - s->t[i].id};
+	qsort(s->order, n, sizeof *s->order, cmp_age);
 	for (uint32_t q = 0; q < n; q++) {
 		struct rec *r = &s->t[s->order[q].slot];
 		/* A core told of an earlier one may have moved on (freed or reused the slot). */
