@@ -18,6 +18,16 @@ run() {
 		echo "cxlsim -np $np $* exited $rc"; cat "$out.stdout" "$out.stderr"; return $rc; }
 }
 
+# vrun NP OUT [cxlsim args...]: like run, with -v (the ranks' figures in OUT.stderr).
+vrun() {
+	local np=$1 out=$2
+	shift 2
+	timeout -k 5 "${RUN_TIMEOUT:-240}" "$MPIRUN" -np "$np" "$CXLSIM" -v -o "$out" "$@" \
+		>"$out.stdout" 2>"$out.stderr" || {
+		local rc=$?
+		echo "cxlsim -np $np $* exited $rc"; tail -20 "$out.stderr"; return $rc; }
+}
+
 # run_fail NP OUT [cxlsim args...]: a run that must fail (exit non-zero, not
 # killed by the time bound); its stderr is in OUT.stderr for the caller to grep.
 run_fail() {

@@ -15,14 +15,6 @@ ARGS=(--set phold.lps=64 --set engine.end_time=300us --set phold.remote=0.5 --se
 KARGS=(--set phold.lps=8 --set engine.end_time=2ms --set phold.remote=0.5 --seed 3
        --set engine.failure_timeout=1.0)
 
-vrun() {
-	local np=$1 out=$2
-	shift 2
-	timeout -k 5 "${RUN_TIMEOUT:-240}" "$MPIRUN" -np "$np" "$CXLSIM" -v -o "$out" "$@" \
-		>"$out.stdout" 2>"$out.stderr" || {
-		local rc=$?
-		echo "cxlsim -np $np $* exited $rc"; tail -20 "$out.stderr"; return $rc; }
-}
 # parks OUT: the parks summed over the ranks' -v lines.
 parks() {
 	grep -o 'parked [0-9]* times' "$1.stderr" | awk '{s += $2} END {print s + 0}'

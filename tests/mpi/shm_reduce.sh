@@ -17,15 +17,6 @@ KARGS=(--set phold.lps=8 --set engine.end_time=300us --set phold.remote=0.5 --se
        --set engine.failure_timeout=1.0 --set engine.mapping=explicit
        --set "engine.map=0 0 1 1 2 2 0 3" --kill 7@100us)
 
-# vrun NP OUT ARGS...: a run with -v; its stderr in OUT.stderr.
-vrun() {
-	local np=$1 out=$2
-	shift 2
-	timeout -k 5 "${RUN_TIMEOUT:-240}" "$MPIRUN" -np "$np" "$CXLSIM" -v -o "$out" "$@" \
-		>"$out.stdout" 2>"$out.stderr" || {
-		local rc=$?
-		echo "cxlsim -np $np $* exited $rc"; tail -20 "$out.stderr"; return $rc; }
-}
 # paths OUT KIND N: exactly N ranks report the KIND reduction.
 paths() {
 	local n
