@@ -45,28 +45,28 @@
  * bound (2 ms) ends it, far below the failure timeout.
  *
  * The result. The completer combines the slots (in live-list order; the
- * operators are integer and commutative, so the bits are those of reduce.c)
- * and publishes the result in the parity's result block: it takes the
- * block's claim by exchanging the stamp in, writes, then stores res_stamp.
- * A woken rank copies a published result; if there is none (the completer
- * was killed while combining), it completes it itself: combines the slots,
- * publishes if nobody holds the claim, rings (parked ranks read results
- * only in the block, see "Parking"). So no rank's
- * death can leave a survivor without the result once every stamp is there.
- * The block is a seqlock (res_stamp is 0 while it is written, and a reader
- * checks it again after its copy): a rank excluded while it was stopped
- * (SIGSTOP, failure.excluded_rank) can resume and complete its own epoch's
- * reduction of the same window, claiming and writing the block while the
- * survivors read their new epoch's result there; a reader that sees that
- * completes the reduction itself as above, and slots are written only by
- * their owners. That rank can do so only before the survivors have
- * rewritten their slots of that parity, so in their first reduction of the
- * epoch, in which nobody is parked: no parked rank reads a block it wrote.
+ * operators are integer and commutative, so the bits are those of reduce.c),
+ * writes the result into its own result buffer of the parity (a seqlock with
+ * one writer: its stamp is 0 while the vector is written) and publishes it:
+ * the parity's result block is one word, the stamp of the newest published
+ * result and the rank whose buffer holds it, which a completer sets by
+ * compare-and-swap only while the block holds an older stamp. A woken rank
+ * copies a published result; if there is none (the completer was killed
+ * while combining), it completes it itself: combines the slots, publishes,
+ * rings (parked ranks read results only through the block, see "Parking").
+ * So no rank's death can leave a survivor without the result once every
+ * stamp is there. The block never goes back: a rank descheduled inside
+ * complete() for many windows (two CPU hogs beside 34 ranks on 2 cores,
+ * failure.no_false_suspicion_34_ranks_2_hogs) once wrote its old result over
+ * a newer one that a parked rank needed, and the run hung; a rank excluded
+ * while it was stopped (SIGSTOP, failure.excluded_rank) and resuming to
+ * complete its own epoch's reduction has an older stamp too. Nobody writes
+ * another rank's buffer, so no two writers ever share one.
  *
  * Reuse. Parity w mod 2 is written again at window w + 2, by a rank that has
  * completed reduction w + 1 — which needs every live rank's stamp of w + 1,
  * written only after that rank had its result of w. So nobody still reads a
- * slot or result block when it is overwritten. A reduction redone after a
+ * slot or result buffer when its owner overwrites it. A reduction redone after a
  * failure (same window, new epoch) reuses the parity too; it is redone only
  * if no survivor completed it (membership.c's w_star), so no survivor reads
  * the old epoch's vectors.
@@ -157,8 +157,8 @@
  * several hosts keeps reduce.c's recursive doubling among all ranks (a
  * hierarchical reduction, one leader per host, is not built), and so does a
  * run with CXLSIM_TEST_REDUCE_P2P=1 (tests/mpi/shm_reduce.sh compares the
- * two). Up to RSHM_MAX_RANKS world ranks: the region is 3N + 2 vectors
- * of 2N + N*B + 10 words with their headers, 1.7 MB at 128 ranks.
+ * two). Up to RSHM_MAX_RANKS world ranks: the region is 5N + 2 vectors
+ * of 2N + N*B + 10 words with their headers, 2.8 MB at 128 ranks.
  */
 #include "engine_priv.h"
 #include "membership_priv.h"
@@ -168,6 +168,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RSHM_MAX_RANKS 128
@@ -181,19 +182,21 @@
 #define RSHM_PARK_SLEEP_NS 20000000L
 
 struct rshm_hdr {
-	_Atomic uint64_t stamp; /* slot: the reduction this vector is for; block: res_stamp */
-	_Atomic uint64_t claim; /* block only: the reduction whose result is being written */
-	char pad[64 - 2 * sizeof(uint64_t)];
+	/* slot, result buffer: the reduction this vector is for; block: pub_word() */
+	_Atomic uint64_t stamp;
+	char pad[64 - sizeof(uint64_t)];
 };
 _Static_assert(sizeof(struct rshm_hdr) == 64, "one header per cache line");
 
 struct rshm {
 	struct door_bell *bell; /* the region's first line */
 	uint64_t die_at_park;   /* test hook: SIGKILL at this park (0: off) */
+	long stall_ns;          /* test hook: a parked completer's stall before it publishes */
 	unsigned char *base;    /* parity 0, then parity 1 */
 	size_t vec_bytes;  /* the vector, rounded up to 64 */
 	size_t unit_bytes; /* header + vector */
 	size_t par_bytes;  /* result block + nranks slots */
+	int nranks;
 };
 
 static size_t vec_bytes(const struct red_layout *l)
@@ -206,7 +209,8 @@ size_t rshm_bytes(const struct red_layout *l)
 	if (l->nranks < 2 || l->nranks > RSHM_MAX_RANKS)
 		return 0;
 	size_t unit = sizeof(struct rshm_hdr) + vec_bytes(l);
-	return sizeof(struct rshm_hdr) + (2 * ((size_t)l->nranks + 1) + l->nranks) * unit;
+	/* two parities (block + slots), the standing slots, two parities of result buffers */
+	return sizeof(struct rshm_hdr) + (2 * ((size_t)l->nranks + 1) + 3 * (size_t)l->nranks) * unit;
 }
 
 struct rshm *rshm_attach(struct cxs_engine *e)
@@ -231,12 +235,21 @@ struct rshm *rshm_attach(struct cxs_engine *e)
 	s->vec_bytes = vec_bytes(&e->rl);
 	s->unit_bytes = sizeof(struct rshm_hdr) + s->vec_bytes;
 	s->par_bytes = ((size_t)e->nranks + 1) * s->unit_bytes;
+	s->nranks = e->nranks;
 	/* Test hook (tests/mpi/park.sh): CXLSIM_TEST_DIE_PARKED=RANK:N kills RANK at its N-th park. */
 	const char *die = getenv("CXLSIM_TEST_DIE_PARKED");
 	int dr = -1;
 	unsigned long long dn = 0;
 	if (die && sscanf(die, "%d:%llu", &dr, &dn) == 2 && dr == e->rank)
 		s->die_at_park = dn;
+	/*
+	 * Test hook (tests/mpi/park.sh): CXLSIM_TEST_STALL_COMPLETE=MS, a rank
+	 * that completes a reduction as it parks sleeps MS ms before it
+	 * publishes, as one descheduled there does; the others go on.
+	 */
+	const char *stall = getenv("CXLSIM_TEST_STALL_COMPLETE");
+	if (stall)
+		s->stall_ns = atol(stall) * 1000000L;
 	return s;
 }
 
@@ -262,11 +275,35 @@ static struct rshm_hdr *standing(const struct rshm *s, int r)
 	return (struct rshm_hdr *)(s->base + 2 * s->par_bytes + (size_t)r * s->unit_bytes);
 }
 
+/* Rank r's result buffer of parity par, after the standing slots: only r writes it. */
+static struct rshm_hdr *resbuf(const struct rshm *s, unsigned par, int r)
+{
+	size_t i = (size_t)s->nranks + par * (size_t)s->nranks + (size_t)r;
+	return (struct rshm_hdr *)(s->base + 2 * s->par_bytes + i * s->unit_bytes);
+}
+
 #define WINDOW_BITS 40
 
 static uint64_t stamp_at(const struct cxs_engine *e, uint64_t w)
 {
+	/* pub_word() keeps 7 bits below the stamp: 16 bits of epoch are left, far above any run's */
+	if (e->epoch + 1 >= (UINT32_C(1) << 16))
+		cxs_bug(NULL, "membership epoch %u beyond the shared reduction's stamps", e->epoch);
 	return ((uint64_t)e->epoch + 1) << WINDOW_BITS | (w & ((UINT64_C(1) << WINDOW_BITS) - 1));
+}
+
+/* A result block's word: the stamp of the published result, and whose buffer holds it. */
+#define OWNER_BITS 7
+_Static_assert(RSHM_MAX_RANKS <= 1 << OWNER_BITS, "an owner fits its bits");
+
+static uint64_t pub_word(uint64_t stamp, int owner)
+{
+	return stamp << OWNER_BITS | (uint64_t)owner;
+}
+
+static uint64_t pub_stamp(uint64_t word)
+{
+	return word >> OWNER_BITS;
 }
 
 static uint64_t stamp_of(const struct cxs_engine *e)
@@ -315,7 +352,7 @@ static int missing(void *ctx, int arg)
 	 * by this result may already be taking part in the next reduction, and
 	 * its standing slot no longer looks current.
 	 */
-	if (atomic_load(&unit(e->rshm, w->par, -1)->stamp) == w->stamp)
+	if (pub_stamp(atomic_load(&unit(e->rshm, w->par, -1)->stamp)) == w->stamp)
 		return 0;
 	int n = 0;
 	for (int i = 0; i < e->nlive; i++) {
@@ -336,31 +373,51 @@ static void combine_slots(struct cxs_engine *e, unsigned par)
 		red_combine(&e->rl, e->result, contribution(e, par, e->live[i]));
 }
 
-/* The completer: the result for everyone, then the bells. */
-static void complete(struct cxs_engine *e, const struct rshm_wait *w)
+/*
+ * The completer: the result into its own buffer, published in the block
+ * unless a newer one is there, then the bells (see "The result").
+ */
+static void complete(struct cxs_engine *e, const struct rshm_wait *w, bool parking)
 {
 	struct rshm *s = e->rshm;
 	combine_slots(e, w->par);
-	struct rshm_hdr *blk = unit(s, w->par, -1);
-	if (atomic_exchange(&blk->claim, w->stamp) != w->stamp) {
-		/* A seqlock: res_stamp is 0 while the vector is written. */
-		atomic_store_explicit(&blk->stamp, 0, memory_order_relaxed);
-		atomic_thread_fence(memory_order_release);
-		memcpy(vec(blk), e->result, e->rl.total * sizeof *e->result);
-		atomic_store_explicit(&blk->stamp, w->stamp, memory_order_release);
+	if (parking && s->stall_ns) {
+		fprintf(stderr, "[rank %d] test hook: stalled completing reduction %llu\n", e->rank,
+			(unsigned long long)e->w);
+		struct timespec ts = {s->stall_ns / 1000000000L, s->stall_ns % 1000000000L};
+		nanosleep(&ts, NULL);
 	}
+	/* A seqlock with one writer: the stamp is 0 while the vector is written. */
+	struct rshm_hdr *buf = resbuf(s, w->par, e->rank);
+	atomic_store_explicit(&buf->stamp, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy(vec(buf), e->result, e->rl.total * sizeof *e->result);
+	atomic_store_explicit(&buf->stamp, w->stamp, memory_order_release);
+	struct rshm_hdr *blk = unit(s, w->par, -1);
+	uint64_t cur = atomic_load(&blk->stamp);
+	while (pub_stamp(cur) < w->stamp &&
+	       !atomic_compare_exchange_weak(&blk->stamp, &cur, pub_word(w->stamp, e->rank)))
+		;
 	bell_ring_all(s->bell);
 	engine_wake_needed(e, e->result);
 }
 
-/* A seqlock read of a published result (see "The result"): true if out holds it whole. */
-static bool read_result(struct rshm_hdr *blk, uint64_t stamp, uint64_t *out, size_t n)
+/*
+ * Reads the result of reduction `stamp` if parity par's block publishes it:
+ * a seqlock read of its owner's buffer, true if out holds it whole.
+ */
+static bool read_result(const struct rshm *s, unsigned par, uint64_t stamp, uint64_t *out,
+			size_t n)
 {
-	if (atomic_load_explicit(&blk->stamp, memory_order_acquire) != stamp)
+	uint64_t word = atomic_load(&unit(s, par, -1)->stamp);
+	if (pub_stamp(word) != stamp)
 		return false;
-	memcpy(out, vec(blk), n * sizeof *out);
+	struct rshm_hdr *buf = resbuf(s, par, (int)(word & ((1u << OWNER_BITS) - 1)));
+	if (atomic_load_explicit(&buf->stamp, memory_order_acquire) != stamp)
+		return false;
+	memcpy(out, vec(buf), n * sizeof *out);
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&blk->stamp, memory_order_relaxed) == stamp;
+	return atomic_load_explicit(&buf->stamp, memory_order_relaxed) == stamp;
 }
 
 /*
@@ -377,17 +434,17 @@ static bool needed_after(struct cxs_engine *e, uint64_t w0, uint64_t *m)
 	size_t n = e->rl.total;
 	uint64_t lo = stamp_at(e, w0), best = 0;
 	for (unsigned par = 0; par < 2; par++) {
-		uint64_t st = atomic_load(&unit(s, par, -1)->stamp);
+		uint64_t st = pub_stamp(atomic_load(&unit(s, par, -1)->stamp));
 		if (st >= lo && (st >> WINDOW_BITS) == (lo >> WINDOW_BITS) && st > best)
 			best = st;
 	}
 	if (best == 0)
 		return false;
 	uint64_t mw = w0 + (best - lo);
-	if (!read_result(unit(s, (unsigned)(mw & 1), -1), best, e->tmp, n) ||
+	if (!read_result(s, (unsigned)(mw & 1), best, e->tmp, n) ||
 	    !engine_takes_part(e, e->tmp, e->rank))
 		return false;
-	if (mw > w0 && !read_result(unit(s, (unsigned)((mw - 1) & 1), -1), best - 1, e->sendbuf, n))
+	if (mw > w0 && !read_result(s, (unsigned)((mw - 1) & 1), best - 1, e->sendbuf, n))
 		return false;
 	if (mw > w0)
 		memcpy(e->done_result, e->sendbuf, n * sizeof *e->done_result);
@@ -418,7 +475,7 @@ static enum wait_result park(struct cxs_engine *e)
 	}
 	/* Ours may be the contribution the reduction was waiting for. */
 	if (missing(&w, 0) == 0)
-		complete(e, &w);
+		complete(e, &w, true);
 	uint64_t w0 = e->w, m;
 	double t0 = comm_now();
 	bool told = false;
@@ -461,7 +518,7 @@ enum wait_result rshm_run(struct cxs_engine *e)
 	memcpy(vec(mine), e->contrib, e->rl.total * sizeof *e->contrib);
 	atomic_store(&mine->stamp, w.stamp);
 	if (missing(&w, 0) == 0) {
-		complete(e, &w);
+		complete(e, &w, false);
 		return WAIT_OK;
 	}
 	if (!door_oversubscribed(e->door)) {
@@ -495,7 +552,7 @@ enum wait_result rshm_run(struct cxs_engine *e)
 	 * the completer. Complete it here: parked ranks find the results they
 	 * are needed after only in the block.
 	 */
-	if (!read_result(unit(s, w.par, -1), w.stamp, e->result, e->rl.total))
-		complete(e, &w);
+	if (!read_result(s, w.par, w.stamp, e->result, e->rl.total))
+		complete(e, &w, false);
 	return WAIT_OK;
 }

@@ -3,7 +3,11 @@
 # work in a window takes no part in its reduction; its contribution stands
 # until a result needs it. PHOLD at np = 16 through the shared-memory
 # reduction gives the bits of np = 1, and the -v lines must show ranks that
-# parked (so the test fails if parking is silently off). Then a rank is
+# parked (so the test fails if parking is silently off). The same with every
+# rank that completes a reduction as it parks stalled for 30 ms before it
+# publishes (test hook CXLSIM_TEST_STALL_COMPLETE): the others go on, and the
+# stale result must not replace a newer one (it did, and a rank needed after
+# the newer one waited for ever). Then a rank is
 # killed while parked (test hook CXLSIM_TEST_DIE_PARKED=RANK:N, SIGKILL at
 # its N-th park, its standing slot written): the survivors run on with its
 # standing contribution until a result needs it, then wait for its stamp,
@@ -31,6 +35,13 @@ p=$(parks "$WORK/np16.h5")
 [ "$p" -gt 100 ] || { echo "only $p parks at np 16: parking is not taken"; exit 1; }
 $H5CHECK same "$WORK/np1.h5" "$WORK/np16.h5"
 echo "np 16: $p parks, same results as np 1"
+
+CXLSIM_TEST_REDUCE_SHM=1 CXLSIM_TEST_STALL_COMPLETE=30 RUN_TIMEOUT=90 \
+	run 16 "$WORK/stall.h5" "${ARGS[@]}"
+n=$(grep -c "test hook: stalled" "$WORK/stall.h5.stderr" || true)
+[ "$n" -gt 0 ] || { echo "no parked rank completed a reduction: the stall was not tried"; exit 1; }
+$H5CHECK same "$WORK/np1.h5" "$WORK/stall.h5"
+echo "np 16, $n stalled completers: same results as np 1"
 
 # Rank 5 (node 5) dies at its 30th park; twice, same bits.
 for k in a b; do
