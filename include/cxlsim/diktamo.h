@@ -197,6 +197,18 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 		uint32_t (*dest)(void *ctx, uint64_t line), void *ctx, uint32_t ndest,
 		struct cxs_dk_chunk **chunks, size_t *nchunks, cxs_time *done);
 void cxs_dk_chunks_free(struct cxs_dk_chunk *chunks, size_t n);
+/*
+ * Compress as the drain deposits (log_unit.c, "Streams"): from now on each
+ * entry the drain moves to the DRAM log that keep(ctx, line) says this unit
+ * saves goes, a segment at a time, into the deflate stream of its
+ * destination dest(ctx, line) < ndest, on compress_threads threads while the
+ * simulation goes on. A dump given the same keep, dest and ctx then only
+ * finishes the streams, or, where keep's answers changed since an entry was
+ * moved, streams the round again from the log: its chunks are the same
+ * bytes either way. 0, or -1 out of memory (nothing changed).
+ */
+int cxs_lu_stream(struct cxs_lu *lu, bool (*keep)(void *ctx, uint64_t line),
+		  uint32_t (*dest)(void *ctx, uint64_t line), void *ctx, uint32_t ndest);
 
 /*
  * Recovery's search (§V-C): for each of the n word addresses, the latest
@@ -214,12 +226,17 @@ void cxs_lu_foreach(const struct cxs_lu *lu,
 
 /* ---- the log format (what is compressed and dumped) ------------------------------ */
 
+#define CXS_DK_LOG_SEGMENT 512      /* records per segment of byte planes */
+#define CXS_DK_LOG_RECORD_BYTES 32
+#define CXS_DK_LOG_TRAILER_BYTES 32
+
 /*
  * Serialises entries (valid ones only) into a versioned little-endian record
- * stream (magic, version, count, then fixed-size records), malloc'd in *out.
- * Decoding checks the magic, version and every length, and returns -1 with a
- * message for anything else (a truncated or corrupt log). Decoded entries
- * have valid = 1 and repl = 0 (a REPL number is not logged).
+ * stream (segments of records in byte planes, then a trailer with magic,
+ * version, count and checksum; log_format.c), malloc'd in *out. Decoding
+ * checks the magic, version and every length, and returns -1 with a message
+ * for anything else (a truncated or corrupt log). Decoded entries have
+ * valid = 1 and repl = 0 (a REPL number is not logged).
  */
 int cxs_dk_log_encode(const struct cxs_dk_entry *e, size_t n, unsigned char **out, size_t *len);
 int cxs_dk_log_decode(const unsigned char *in, size_t len, struct cxs_dk_entry **e, size_t *n,
@@ -231,19 +248,55 @@ int cxs_dk_inflate(const unsigned char *in, size_t len, size_t raw_len, unsigned
 		   char *err, size_t errlen);
 
 /*
- * Several buffers compressed at once on up to `threads` threads, the caller's
- * among them (src/diktamo/zpool.c): each job's out/out_len/rc as
- * cxs_dk_compress would give them. 0, or -1 when a job failed (the others'
- * outputs are still set: the caller frees them all).
+ * A chunk compressed as it is made: the encoded stream of cxs_dk_log_encode,
+ * deflated (zlib format, level as given) one segment at a time. add takes
+ * the next n <= CXS_DK_LOG_SEGMENT valid entries (n below it only for the
+ * last segment, n = 0 for none); finish writes the trailer, ends the stream
+ * and hands its bytes over (malloc'd; *raw_len what they inflate to), and
+ * the writer is ready for the next chunk (its deflate memory is kept). Each
+ * 0, or -1 when zlib or memory failed (the writer then fails until a reset).
+ * The bytes depend on the entries and the level only.
  */
-struct cxs_dk_zjob {
-	unsigned char *raw; /* the caller's */
-	size_t raw_len;
-	unsigned char *out;
-	size_t out_len;
-	int rc;
+struct cxs_dk_writer;
+struct cxs_dk_writer *cxs_dk_writer_new(int level);
+void cxs_dk_writer_free(struct cxs_dk_writer *w);
+int cxs_dk_writer_add(struct cxs_dk_writer *w, const struct cxs_dk_entry *e, size_t n);
+int cxs_dk_writer_finish(struct cxs_dk_writer *w, unsigned char **out, size_t *len,
+			 size_t *raw_len);
+void cxs_dk_writer_reset(struct cxs_dk_writer *w); /* drops what was fed */
+uint64_t cxs_dk_writer_count(const struct cxs_dk_writer *w); /* records fed */
+
+/*
+ * A writer's work, in order, on up to `threads` threads (src/diktamo/zpool.c):
+ * a pushed segment is added to the chain's writer (and, with finish, the
+ * chunk finished into out/out_len/raw_len, finished = true) on a worker
+ * while the caller goes on, or before the push returns when threads <= 1.
+ * The owner may touch w, out and rc only after a wait on the chain. rc: -1
+ * once a segment or the finish failed. A chain is zero-initialised with w
+ * set; drop waits, frees an unclaimed out and clears rc and finished.
+ */
+struct cxs_dk_zseg {
+	struct cxs_dk_zseg *next;
+	uint32_t n;  /* entries in e */
+	bool finish; /* finish the chunk after adding them */
+	struct cxs_dk_entry e[CXS_DK_LOG_SEGMENT];
 };
-int cxs_dk_compress_all(struct cxs_dk_zjob *jobs, size_t n, int level, unsigned threads);
+struct cxs_dk_zchain {
+	struct cxs_dk_writer *w;
+	int rc;
+	bool finished;
+	unsigned char *out;
+	size_t out_len, raw_len;
+	/* zpool.c's */
+	struct cxs_dk_zseg *head, *tail;
+	struct cxs_dk_zchain *run_next;
+	bool queued;
+};
+struct cxs_dk_zseg *cxs_dk_zseg_new(void); /* n 0, finish false; NULL out of memory */
+void cxs_dk_zchain_push(struct cxs_dk_zchain *c, struct cxs_dk_zseg *s, unsigned threads);
+/* Until none of the n chains (NULL ones skipped) has work left; the caller runs queued work. */
+void cxs_dk_zchain_wait(struct cxs_dk_zchain *const *c, size_t n);
+void cxs_dk_zchain_drop(struct cxs_dk_zchain *c);
 /* diktamo.compress_threads resolved: configured if > 0, else this rank's share of the host. */
 unsigned cxs_dk_compress_threads(unsigned configured);
 

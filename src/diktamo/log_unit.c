@@ -138,24 +138,42 @@
  *
  * Dump (§IV-E). The unit reads the DRAM log from older to newer, keeps the
  * entries it is in charge of (keep(ctx, line), line = addr >> 6), groups
- * them by dest(ctx, line) keeping log order inside each group, encodes each
- * group (log_format.c) and compresses it with zlib at zlib_level, producing
- * chunks in ascending dest order; the groups are encoded first and then
- * compressed together, on compress_threads threads (zpool.c), which gives
- * the same bytes as one by one. Then it clears what it saved, and the
- * other members' entries that were in the log at the previous dump already;
- * those of other members that entered since stay one round more. The paper
- * clears the whole log ("synchronize again, and clear the logs"), but a
- * round does not stop the VALs in flight: a store VALed here just before a
- * dump may reach its saver's unit just after that unit dumped, and clearing
- * it here would leave one copy where N_r were promised until the next round.
- * An entry that was here at one dump reached its saver (whose VAL left in
- * the same event) long before the next — rounds are diktamo.dump_period
- * apart, a VAL's skew is a flight — so the saver has sent it by then; the
- * protocol checker holds every run to it (check.c). The cost: the log holds
- * up to two rounds of the other members' entries. A dump takes one unit
- * cycle per entry read (all of them, saved or not). On out of memory nothing
- * is cleared.
+ * them by dest(ctx, line) keeping log order inside each group, and each
+ * group becomes one chunk: its entries encoded (log_format.c) and compressed
+ * with zlib at zlib_level, chunks in ascending dest order. Then it clears
+ * what it saved, and the other members' entries that were in the log at the
+ * previous dump already; those of other members that entered since stay one
+ * round more. The paper clears the whole log ("synchronize again, and clear
+ * the logs"), but a round does not stop the VALs in flight: a store VALed
+ * here just before a dump may reach its saver's unit just after that unit
+ * dumped, and clearing it here would leave one copy where N_r were promised
+ * until the next round. An entry that was here at one dump reached its saver
+ * (whose VAL left in the same event) long before the next — rounds are
+ * diktamo.dump_period apart, a VAL's skew is a flight — so the saver has sent
+ * it by then; the protocol checker holds every run to it (check.c). The cost:
+ * the log holds up to two rounds of the other members' entries. A dump takes
+ * one unit cycle per entry read (all of them, saved or not). On out of
+ * memory nothing is cleared.
+ *
+ * Streams. The paper's unit compresses "as [the data] is being deposited
+ * into the DRAM buffer" (§VII, Log Size), and so does this one once given
+ * its keep and dest (cxs_lu_stream; the logger does): the drain puts each
+ * entry it moves that keep says this unit saves into its destination's
+ * stream, a writer (log_format.c) fed a segment of CXS_DK_LOG_SEGMENT entries
+ * at a time on the spare processors (zpool.c) while the simulation goes on,
+ * and a dump only finishes the streams (the last, short segment and the
+ * trailer). Before, every chunk was compressed at the dump, and the dump
+ * after the workload, which holds most of a short run's log, was a tenth of
+ * the 16 x 4 ocean_cp 128 proactive run's event loop with nothing beside it.
+ * The dump's pass over the log (above) still asks keep for every entry, and
+ * the streams are its chunks only if they hold exactly the entries it keeps
+ * (zs_in, a byte per log entry, records which went in); keep's answers change
+ * when a member dies or when a dump saves all, and then the dump throws the
+ * streams away and streams the round again from the log before finishing.
+ * The chunks are the same bytes either way, and the same as a unit that was
+ * never given keep (unit.diktamo). Memory: a stream holds zlib's level-9
+ * state (about 256 KB) from its round's first entry, reused from round to
+ * round: 16 units x 16 MNs take 64 MB at 16 x 4.
  *
  * Statistics (component "lu", when st != NULL):
  *   repls                  REPLs accepted
@@ -319,6 +337,13 @@ struct arrival_key {
 	uint32_t pos;
 };
 
+/* One destination's chunk in the making: its writer's chain and the segment being filled. */
+struct lu_stream {
+	struct cxs_dk_zchain chain;
+	struct cxs_dk_zseg *seg;
+	uint64_t count; /* entries given to it this round */
+};
+
 struct cxs_lu {
 	struct cxs_lu_params p;
 	uint32_t node;
@@ -360,6 +385,18 @@ struct cxs_lu {
 	uint32_t *head; /* per bucket, position + 1 of its first word, 0: empty */
 	uint64_t mask;  /* nbuckets - 1: the buckets in use */
 	uint64_t max_mask; /* the buckets allocated - 1 */
+
+	/* Streams (module header): per destination, the chunk the drain is filling */
+	bool (*keep)(void *ctx, uint64_t line);
+	uint32_t (*dest)(void *ctx, uint64_t line);
+	void *sctx;
+	uint32_t ndest;             /* streams[] */
+	struct lu_stream *streams;
+	uint8_t *zs_in;             /* per log entry: 1 if it is in its destination's stream */
+	bool zs_broken;             /* out of memory while streaming: the dump streams again */
+	bool run_open, run_keep;    /* keep's answer for the last line the drain moved */
+	uint64_t run_line;
+	uint32_t run_dest;
 
 	/* per requester CN: its latest VAL's TS unwrapped, 0 before the first */
 	uint64_t seq_last[256];
@@ -450,7 +487,9 @@ struct cxs_lu *cxs_lu_new(const struct cxs_lu_params *p, uint32_t node, struct c
 	lu->gen = malloc((size_t)lu->max_log * sizeof *lu->gen);
 	lu->next = malloc((size_t)lu->max_log * sizeof *lu->next);
 	lu->head = calloc(nb, sizeof *lu->head);
-	if (!lu->log || !lu->gen || !lu->next || !lu->head || make_room(lu, lu->cap) != 0)
+	lu->zs_in = calloc(lu->max_log, 1);
+	if (!lu->log || !lu->gen || !lu->next || !lu->head || !lu->zs_in ||
+	    make_room(lu, lu->cap) != 0)
 		goto fail;
 	for (int i = 0; i < NCOUNTERS; i++) {
 		lu->c[i] = &lu->local[i];
@@ -467,10 +506,14 @@ fail:
 	return NULL;
 }
 
+static void streams_free(struct cxs_lu *lu);
+
 void cxs_lu_free(struct cxs_lu *lu)
 {
 	if (lu == NULL)
 		return;
+	streams_free(lu);
+	free(lu->zs_in);
 	free(lu->buf);
 	free(lu->free_slot);
 	free(lu->words);
@@ -719,6 +762,108 @@ static void log_append(struct cxs_lu *lu, const struct cxs_dk_entry *e, uint32_t
 	lu->gen[pos] = gen;
 }
 
+/* ---- streams: the chunks compressed as the drain deposits (module header) ----------- */
+
+/* Room for ndest streams (they are only ever added). 0, or -1 out of memory. */
+static int streams_room(struct cxs_lu *lu, uint32_t ndest)
+{
+	if (ndest <= lu->ndest)
+		return 0;
+	struct lu_stream *st = calloc(ndest, sizeof *st);
+	if (st == NULL)
+		return -1;
+	/* Chains are linked by address while queued: move only idle ones. */
+	for (uint32_t d = 0; d < lu->ndest; d++) {
+		struct cxs_dk_zchain *c = &lu->streams[d].chain;
+		cxs_dk_zchain_wait(&c, 1);
+		st[d] = lu->streams[d];
+	}
+	free(lu->streams);
+	lu->streams = st;
+	lu->ndest = ndest;
+	return 0;
+}
+
+/* Forgets what the streams were given this round (they are idle afterwards). */
+static void streams_clear(struct cxs_lu *lu)
+{
+	for (uint32_t d = 0; d < lu->ndest; d++) {
+		struct lu_stream *st = &lu->streams[d];
+		cxs_dk_zchain_drop(&st->chain);
+		if (st->chain.w != NULL)
+			cxs_dk_writer_reset(st->chain.w);
+		free(st->seg);
+		st->seg = NULL;
+		st->count = 0;
+	}
+	lu->zs_broken = false;
+}
+
+static void streams_free(struct cxs_lu *lu)
+{
+	streams_clear(lu);
+	for (uint32_t d = 0; d < lu->ndest; d++)
+		cxs_dk_writer_free(lu->streams[d].chain.w);
+	free(lu->streams);
+	lu->streams = NULL;
+	lu->ndest = 0;
+}
+
+/* Gives log entry pos to destination d's stream. 0, or -1 out of memory. */
+static int stream_add(struct cxs_lu *lu, uint32_t d, uint32_t pos)
+{
+	struct lu_stream *st = &lu->streams[d];
+	if (st->chain.w == NULL && (st->chain.w = cxs_dk_writer_new(lu->p.zlib_level)) == NULL)
+		return -1;
+	if (st->seg == NULL && (st->seg = cxs_dk_zseg_new()) == NULL)
+		return -1;
+	st->seg->e[st->seg->n++] = lu->log[pos];
+	st->count++;
+	if (st->seg->n == CXS_DK_LOG_SEGMENT) {
+		cxs_dk_zchain_push(&st->chain, st->seg, lu->p.compress_threads);
+		st->seg = NULL;
+	}
+	return 0;
+}
+
+/* The drain moved log entry pos: into its destination's stream if this unit saves it. */
+static void stream_entry(struct cxs_lu *lu, uint32_t pos)
+{
+	lu->zs_in[pos] = 0;
+	if (lu->keep == NULL || lu->zs_broken)
+		return;
+	uint64_t line = lu->log[pos].addr >> CXS_LINE_SHIFT;
+	if (!lu->run_open || line != lu->run_line) {
+		lu->run_open = true;
+		lu->run_line = line;
+		lu->run_keep = lu->keep(lu->sctx, line);
+		lu->run_dest = lu->run_keep ? lu->dest(lu->sctx, line) : 0;
+		assert(!lu->run_keep || lu->run_dest < lu->ndest);
+	}
+	if (!lu->run_keep)
+		return;
+	if (stream_add(lu, lu->run_dest, pos) != 0) {
+		lu->zs_broken = true;
+		return;
+	}
+	lu->zs_in[pos] = 1;
+}
+
+int cxs_lu_stream(struct cxs_lu *lu, bool (*keep)(void *ctx, uint64_t line),
+		  uint32_t (*dest)(void *ctx, uint64_t line), void *ctx, uint32_t ndest)
+{
+	if (streams_room(lu, ndest) != 0)
+		return -1;
+	streams_clear(lu);
+	for (uint32_t p = 0; p < lu->nlog; p++)
+		lu->zs_in[p] = 0;
+	lu->keep = keep;
+	lu->dest = dest;
+	lu->sctx = ctx;
+	lu->run_open = false;
+	return 0;
+}
+
 /*
  * After a dump: the log keeps only the entries of other members' shares that
  * entered it since the previous dump (retain[p]), in order, re-indexed.
@@ -736,6 +881,7 @@ static void log_compact(struct cxs_lu *lu, const uint8_t *retain)
 			continue;
 		struct cxs_dk_entry e = lu->log[p]; /* p >= its new place */
 		log_append(lu, &e, lu->gen[p]);
+		lu->zs_in[lu->nlog - 1] = 0;
 	}
 }
 
@@ -1047,9 +1193,11 @@ cxs_time cxs_lu_drain(struct cxs_lu *lu, cxs_time now, uint32_t *moved)
 		for (uint32_t i = m; i < nsel; i++)
 			cand_add(lu, lu->buf[lu->sel[i].pos].word);
 	}
+	lu->run_open = false; /* keep's answers may have changed since the last drain */
 	for (uint32_t i = 0; i < m; i++) {
 		uint32_t s = lu->place[lu->sel[i].pos];
 		log_append(lu, &lu->buf[s].e, lu->dumps);
+		stream_entry(lu, lu->nlog - 1);
 		entry_remove(lu, s);
 	}
 	if (m == 0)
@@ -1095,34 +1243,38 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 		struct cxs_dk_chunk **chunks, size_t *nchunks, cxs_time *done)
 {
 	uint32_t nl = lu->nlog;
-	uint32_t *to = NULL, *order = NULL;
+	uint32_t *to = NULL;
 	uint8_t *retain = NULL;
-	size_t *count = NULL, *start = NULL;
-	struct cxs_dk_entry *group = NULL;
+	size_t *count = NULL;
 	struct cxs_dk_chunk *out = NULL;
-	struct cxs_dk_zjob *jobs = NULL;
+	struct cxs_dk_zchain **wait = NULL;
 	size_t nout = 0;
-	unsigned char *raw = NULL;
 	int rc = -1;
 
 	*chunks = NULL;
 	*nchunks = 0;
+	if (streams_room(lu, ndest) != 0)
+		goto fail;
+	count = calloc((size_t)ndest + 1, sizeof *count);
+	wait = calloc((size_t)ndest + 1, sizeof *wait);
+	if (!count || !wait)
+		goto fail;
 	if (nl > 0) {
 		to = malloc((size_t)nl * sizeof *to);
-		order = malloc((size_t)nl * sizeof *order);
-		count = calloc((size_t)ndest + 1, sizeof *count);
-		start = calloc((size_t)ndest + 1, sizeof *start);
 		retain = calloc(nl, 1);
-		if (!to || !order || !count || !start || !retain)
-			goto out;
+		if (!to || !retain)
+			goto fail;
 	}
 	/*
-	 * Which destination each entry goes to, then a stable counting sort by
-	 * it. keep and dest are asked once per run of entries of one line (a
-	 * store group's words are consecutive in the log): keep hashes the line
-	 * to its group and saver, two divisions an entry otherwise.
+	 * Which destination each entry goes to. keep and dest are asked once per
+	 * run of entries of one line (a store group's words are consecutive in
+	 * the log): keep hashes the line to its group and saver, two divisions an
+	 * entry otherwise. The streams hold what the drain gave them; they are
+	 * this dump's chunks if they were given exactly the entries kept now
+	 * (keep may have changed since: a member died, or this dump saves all).
 	 */
-	size_t kept = 0, most = 0, groups = 0, retained = 0;
+	bool same = !lu->zs_broken && keep == lu->keep && dest == lu->dest && ctx == lu->sctx;
+	size_t kept = 0, groups = 0, retained = 0;
 	uint64_t run_line = 0;
 	bool run_keep = false, run_open = false;
 	uint32_t run_dest = 0;
@@ -1135,6 +1287,7 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 			run_dest = run_keep ? dest(ctx, line) : 0;
 		}
 		to[p] = NONE;
+		same = same && lu->zs_in[p] == run_keep;
 		if (!run_keep) {
 			/* Another member's: kept until the dump after the one it was first in. */
 			retain[p] = lu->gen[p] == lu->dumps;
@@ -1144,51 +1297,52 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 		uint32_t d = run_dest;
 		assert(d < ndest);
 		to[p] = d;
-		count[d]++;
+		groups += count[d]++ == 0;
 		kept++;
 	}
-	for (uint32_t d = 0; d < ndest && kept > 0; d++) {
-		start[d + 1] = start[d] + count[d];
-		if (count[d] > most)
-			most = count[d];
-		groups += count[d] > 0;
+	if (!same) {
+		/* The round streamed again from the log, as the drain would have given it. */
+		streams_clear(lu);
+		for (uint32_t p = 0; p < nl; p++)
+			if (to[p] != NONE && stream_add(lu, to[p], p) != 0)
+				goto fail;
 	}
-	for (uint32_t p = 0; p < nl; p++)
-		if (to[p] != NONE)
-			order[start[to[p]]++] = p;
-	if (groups > 0) {
-		out = calloc(groups, sizeof *out);
-		jobs = calloc(groups, sizeof *jobs);
-		group = malloc(most * sizeof *group);
-		if (!out || !jobs || !group)
-			goto out;
-	}
-	/* Every group encoded, then all compressed at once (zpool.c: on spare processors). */
-	size_t raw_total = 0, packed_total = 0, first = 0;
-	for (uint32_t d = 0; d < ndest && kept > 0; d++) {
+	/* Every destination's chunk finished at once (zpool.c: on spare processors). */
+	if (groups > 0 && (out = calloc(groups, sizeof *out)) == NULL)
+		goto fail;
+	for (uint32_t d = 0; d < ndest; d++) {
+		struct lu_stream *st = &lu->streams[d];
+		assert(st->count == count[d]);
 		if (count[d] == 0)
 			continue;
-		for (size_t i = 0; i < count[d]; i++)
-			group[i] = lu->log[order[first + i]];
-		first += count[d];
-		struct cxs_dk_chunk *c = &out[nout];
-		if (cxs_dk_log_encode(group, count[d], &raw, &c->raw_len) != 0)
-			goto out;
-		jobs[nout] = (struct cxs_dk_zjob){.raw = raw, .raw_len = c->raw_len};
-		raw = NULL;
-		c->dest = d;
-		c->nentries = count[d];
-		raw_total += c->raw_len;
+		if (st->seg == NULL && (st->seg = cxs_dk_zseg_new()) == NULL)
+			goto fail;
+		st->seg->finish = true;
+		cxs_dk_zchain_push(&st->chain, st->seg, lu->p.compress_threads);
+		st->seg = NULL;
+		wait[nout] = &st->chain;
+		out[nout].dest = d;
+		out[nout].nentries = count[d];
 		nout++;
 	}
-	int zrc = cxs_dk_compress_all(jobs, nout, lu->p.zlib_level, lu->p.compress_threads);
+	cxs_dk_zchain_wait(wait, nout);
+	size_t raw_total = 0, packed_total = 0;
+	bool failed = false;
 	for (size_t i = 0; i < nout; i++) {
-		out[i].bytes = jobs[i].out;
-		out[i].len = jobs[i].out_len;
+		struct cxs_dk_zchain *c = wait[i];
+		failed = failed || c->rc != 0 || !c->finished;
+		out[i].bytes = c->out;
+		out[i].len = c->out_len;
+		out[i].raw_len = c->raw_len;
+		c->out = NULL;
+		c->finished = false;
+		raw_total += out[i].raw_len;
 		packed_total += out[i].len;
 	}
-	if (zrc != 0)
-		goto out;
+	if (failed)
+		goto fail;
+	for (uint32_t d = 0; d < ndest; d++)
+		lu->streams[d].count = 0;
 	cxs_time busy = (cxs_time)nl * lu->p.cycle_ps;
 	(*lu->c[C_DUMPS])++;
 	*lu->c[C_DUMP_ENTRIES] += kept;
@@ -1204,18 +1358,17 @@ int cxs_lu_dump(struct cxs_lu *lu, cxs_time now, bool (*keep)(void *ctx, uint64_
 	*done = now + busy;
 	out = NULL;
 	rc = 0;
+	goto out;
+fail:
+	/* The log is as it was; the streams are not: the next dump streams again. */
+	streams_clear(lu);
+	lu->zs_broken = true;
 out:
 	cxs_dk_chunks_free(out, nout);
-	for (size_t i = 0; jobs && i < nout; i++)
-		free(jobs[i].raw);
-	free(jobs);
-	free(raw);
-	free(group);
+	free(wait);
 	free(to);
-	free(order);
 	free(retain);
 	free(count);
-	free(start);
 	return rc;
 }
 

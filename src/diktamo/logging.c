@@ -365,6 +365,12 @@ struct cxs_dk_logger *cxs_dk_logger_new(const struct cxs_dk_world *w, struct cxs
 		free(l);
 		return NULL;
 	}
+	/* Compressed as the drain deposits (the paper's §VII, Log Size): dumps only finish. */
+	if (cxs_lu_stream(l->lu, keep, dest, l, w->mns) != 0) {
+		cxs_lu_free(l->lu);
+		free(l);
+		return NULL;
+	}
 	l->c_dram_lines = cxs_stats_counter(st, "lu", "dram_log_lines", "lines",
 					    "line writes of the DRAM log to the CN's local DRAM");
 	l->c_held = cxs_stats_counter(st, "lu", "repls_held", "messages",

@@ -761,10 +761,28 @@ static size_t round_trip(const struct cxs_dk_entry *e, size_t n)
 	size_t len, zlen, nd;
 	struct cxs_dk_entry *d;
 	ck_assert_int_eq(cxs_dk_log_encode(e, n, &raw, &len), 0);
-	ck_assert_uint_eq(len, 24 + 32 * n);
+	ck_assert_uint_eq(len, 32 * n + 32);
 	ck_assert_int_eq(cxs_dk_compress(raw, len, 9, &z, &zlen), 0);
 	ck_assert_int_eq(cxs_dk_inflate(z, zlen, len, &back, err, sizeof err), 0);
 	ck_assert_int_eq(memcmp(raw, back, len), 0);
+	/* A writer fed segment by segment makes a stream that inflates to the same bytes. */
+	struct cxs_dk_writer *w = cxs_dk_writer_new(9);
+	ck_assert_ptr_nonnull(w);
+	for (size_t at = 0; at < n; at += CXS_DK_LOG_SEGMENT)
+		ck_assert_int_eq(cxs_dk_writer_add(w, e + at,
+						   n - at < CXS_DK_LOG_SEGMENT ? n - at
+									       : CXS_DK_LOG_SEGMENT),
+				 0);
+	ck_assert_uint_eq(cxs_dk_writer_count(w), n);
+	unsigned char *wz, *wback;
+	size_t wzlen, wraw;
+	ck_assert_int_eq(cxs_dk_writer_finish(w, &wz, &wzlen, &wraw), 0);
+	ck_assert_uint_eq(wraw, len);
+	ck_assert_int_eq(cxs_dk_inflate(wz, wzlen, len, &wback, err, sizeof err), 0);
+	ck_assert_int_eq(memcmp(raw, wback, len), 0);
+	cxs_dk_writer_free(w);
+	free(wz);
+	free(wback);
 	ck_assert_int_eq(cxs_dk_log_decode(back, len, &d, &nd, err, sizeof err), 0);
 	ck_assert_uint_eq(nd, n);
 	check_same(e, d, n);
@@ -795,51 +813,89 @@ START_TEST(compression_round_trips)
 END_TEST
 
 /*
- * A dump's chunks compressed on several threads (zpool.c) are the bytes of
- * compressing them one by one, job for job, over several batches (the
- * workers sleep between them) and with more threads than jobs; a job that
- * fails (level 10) fails the batch and leaves the others' outputs.
+ * Chains (zpool.c): JOBS writers, each fed its entries a segment at a time
+ * and finished, over three rounds (a writer is reused after its finish, the
+ * workers sleep between rounds), give at 2 and 9 threads the bytes they give
+ * at 1 (every segment deflated in the caller); the streams inflate to
+ * cxs_dk_log_encode's bytes. A level zlib does not have makes no writer.
  */
-START_TEST(compress_all_threads_same_bytes)
+static void run_chains(struct cxs_dk_zchain *c, const struct cxs_dk_entry *const *e,
+		       const size_t *n, int jobs, unsigned threads)
+{
+	struct cxs_dk_zchain *all[16];
+	for (int j = 0; j < jobs; j++) {
+		size_t at = 0;
+		for (bool last = false; !last;) {
+			struct cxs_dk_zseg *sg = cxs_dk_zseg_new();
+			ck_assert_ptr_nonnull(sg);
+			sg->n = (uint32_t)(n[j] - at < CXS_DK_LOG_SEGMENT ? n[j] - at
+									  : CXS_DK_LOG_SEGMENT);
+			memcpy(sg->e, e[j] + at, sg->n * sizeof *sg->e);
+			at += sg->n;
+			sg->finish = last = at == n[j];
+			cxs_dk_zchain_push(&c[j], sg, threads);
+		}
+		all[j] = &c[j];
+	}
+	cxs_dk_zchain_wait(all, (size_t)jobs);
+}
+
+START_TEST(chains_same_bytes_at_any_thread_count)
 {
 	enum { JOBS = 7, N = 3000 };
-	struct cxs_dk_entry *e = malloc(N * sizeof *e);
-	struct cxs_dk_zjob one[JOBS], many[JOBS];
+	struct cxs_dk_entry *e[JOBS];
+	size_t n[JOBS];
 	rng_state = 7;
 	for (int j = 0; j < JOBS; j++) {
+		n[j] = j == 3 ? 2 * CXS_DK_LOG_SEGMENT : N - 100 * (size_t)j; /* one ends on a segment */
+		e[j] = malloc(n[j] * sizeof *e[j]);
 		if (j % 2)
-			random_entries(e, N - 100 * (size_t)j);
+			random_entries(e[j], n[j]);
 		else
-			stencil_entries(e, N - 100 * (size_t)j);
-		unsigned char *raw;
-		size_t len;
-		ck_assert_int_eq(cxs_dk_log_encode(e, N - 100 * (size_t)j, &raw, &len), 0);
-		one[j] = (struct cxs_dk_zjob){.raw = raw, .raw_len = len};
+			stencil_entries(e[j], n[j]);
 	}
-	ck_assert_int_eq(cxs_dk_compress_all(one, JOBS, 9, 1), 0);
-	for (unsigned threads = 2; threads <= 9; threads += 7)
-		for (int batch = 0; batch < 3; batch++) {
-			for (int j = 0; j < JOBS; j++)
-				many[j] = (struct cxs_dk_zjob){.raw = one[j].raw, .raw_len = one[j].raw_len};
-			ck_assert_int_eq(cxs_dk_compress_all(many, JOBS, 9, threads), 0);
+	struct cxs_dk_zchain one[JOBS] = {0};
+	for (int j = 0; j < JOBS; j++)
+		one[j].w = cxs_dk_writer_new(9);
+	run_chains(one, (const struct cxs_dk_entry *const *)e, n, JOBS, 1);
+	for (int j = 0; j < JOBS; j++) {
+		ck_assert_int_eq(one[j].rc, 0);
+		ck_assert(one[j].finished);
+		unsigned char *raw, *back;
+		size_t len;
+		ck_assert_int_eq(cxs_dk_log_encode(e[j], n[j], &raw, &len), 0);
+		ck_assert_uint_eq(one[j].raw_len, len);
+		ck_assert_int_eq(cxs_dk_inflate(one[j].out, one[j].out_len, len, &back, err, sizeof err),
+				 0);
+		ck_assert_int_eq(memcmp(raw, back, len), 0);
+		free(raw);
+		free(back);
+	}
+	for (unsigned threads = 2; threads <= 9; threads += 7) {
+		struct cxs_dk_zchain many[JOBS] = {0};
+		for (int j = 0; j < JOBS; j++)
+			many[j].w = cxs_dk_writer_new(9);
+		for (int round = 0; round < 3; round++) {
+			run_chains(many, (const struct cxs_dk_entry *const *)e, n, JOBS, threads);
 			for (int j = 0; j < JOBS; j++) {
 				ck_assert_int_eq(many[j].rc, 0);
+				ck_assert(many[j].finished);
 				ck_assert_uint_eq(many[j].out_len, one[j].out_len);
 				ck_assert_int_eq(memcmp(many[j].out, one[j].out, one[j].out_len), 0);
-				free(many[j].out);
+				cxs_dk_zchain_drop(&many[j]);
 			}
 		}
-	for (int j = 0; j < JOBS; j++)
-		many[j] = (struct cxs_dk_zjob){.raw = one[j].raw, .raw_len = one[j].raw_len};
-	ck_assert_int_eq(cxs_dk_compress_all(many, JOBS, 10, 4), -1);
-	for (int j = 0; j < JOBS; j++) {
-		ck_assert_int_eq(many[j].rc, -1);
-		free(one[j].raw);
-		free(one[j].out);
+		for (int j = 0; j < JOBS; j++)
+			cxs_dk_writer_free(many[j].w);
 	}
+	for (int j = 0; j < JOBS; j++) {
+		cxs_dk_zchain_drop(&one[j]);
+		cxs_dk_writer_free(one[j].w);
+		free(e[j]);
+	}
+	ck_assert_ptr_null(cxs_dk_writer_new(10));
 	ck_assert_uint_eq(cxs_dk_compress_threads(3), 3);
 	ck_assert_uint_ge(cxs_dk_compress_threads(0), 1);
-	free(e);
 }
 END_TEST
 
@@ -854,18 +910,20 @@ START_TEST(encode_keeps_valid_entries_only)
 	size_t len, n;
 	struct cxs_dk_entry *d;
 	ck_assert_int_eq(cxs_dk_log_encode(e, 3, &raw, &len), 0);
-	ck_assert_uint_eq(len, 24 + 2 * 32);
-	ck_assert_int_eq(memcmp(raw, "DKLG", 4), 0);
-	ck_assert_uint_eq(raw[4], 2);  /* version */
-	ck_assert_uint_eq(raw[6], 32); /* record bytes */
-	ck_assert_uint_eq(raw[8], 2);  /* count */
-	/* Byte planes: byte j of record i at 24 + j * count + i. */
-	ck_assert_uint_eq(raw[24 + 0 * 2 + 1], 24);  /* second record's address, little-endian */
-	ck_assert_uint_eq(raw[24 + 1 * 2 + 1], 0);   /* ... its next byte */
-	ck_assert_uint_eq(raw[24 + 12 * 2 + 1], 5);  /* its TS, 7 bits */
-	ck_assert_uint_eq(raw[24 + 16 * 2 + 1], 3);  /* its value */
-	ck_assert_uint_eq(raw[24 + 24 * 2 + 1], 3);  /* its stamp */
-	ck_assert_uint_eq(raw[24 + 0 * 2 + 0], 8);   /* first record's address */
+	ck_assert_uint_eq(len, 2 * 32 + 32);
+	const unsigned char *t = raw + 2 * 32; /* the trailer */
+	ck_assert_int_eq(memcmp(t, "DKLG", 4), 0);
+	ck_assert_uint_eq(t[4], 3);  /* version */
+	ck_assert_uint_eq(t[6], 32); /* record bytes */
+	ck_assert_uint_eq(t[8], 2);  /* count */
+	ck_assert_uint_eq(t[20] | t[21] << 8, CXS_DK_LOG_SEGMENT); /* records per segment */
+	/* Byte planes (one segment of 2): byte j of record i at j * 2 + i. */
+	ck_assert_uint_eq(raw[0 * 2 + 1], 24);  /* second record's address, little-endian */
+	ck_assert_uint_eq(raw[1 * 2 + 1], 0);   /* ... its next byte */
+	ck_assert_uint_eq(raw[12 * 2 + 1], 5);  /* its TS, 7 bits */
+	ck_assert_uint_eq(raw[16 * 2 + 1], 3);  /* its value */
+	ck_assert_uint_eq(raw[24 * 2 + 1], 3);  /* its stamp */
+	ck_assert_uint_eq(raw[0 * 2 + 0], 8);   /* first record's address */
 	ck_assert_int_eq(cxs_dk_log_decode(raw, len, &d, &n, err, sizeof err), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(d[1].addr, 24);
@@ -893,9 +951,9 @@ static int decode_copy(const unsigned char *b, size_t len)
 
 static void fix_crc(unsigned char *b, size_t len)
 {
-	uLong crc = crc32(crc32(0L, Z_NULL, 0), b + 24, (uInt)(len - 24));
+	uLong crc = crc32(crc32(0L, Z_NULL, 0), b, (uInt)(len - 32));
 	for (int i = 0; i < 4; i++)
-		b[16 + i] = (unsigned char)(crc >> (8 * i));
+		b[len - 32 + 16 + i] = (unsigned char)(crc >> (8 * i));
 }
 
 START_TEST(decode_refuses_truncated_and_corrupt_logs)
@@ -910,11 +968,12 @@ START_TEST(decode_refuses_truncated_and_corrupt_logs)
 	for (size_t l = 0; l < len; l++)
 		ck_assert_msg(decode_copy(raw, l) == -1, "%zu of %zu bytes accepted", l, len);
 	unsigned char *b = malloc(len + 32);
-	memcpy(b, raw, len);
-	memset(b + len, 0, 32);
+	memcpy(b, raw, len - 32);
+	memset(b + len - 32, 0, 32);
+	memcpy(b + len, raw + len - 32, 32);
 	ck_assert_int_eq(decode_copy(b, len + 32), -1); /* a record more than counted */
 	ck_assert_ptr_nonnull(strstr(err, "truncated or corrupt"));
-	/* Every single-bit flip anywhere is refused (header fields or the checksum). */
+	/* Every single-bit flip anywhere is refused (trailer fields or the checksum). */
 	for (size_t i = 0; i < len; i++)
 		for (int bit = 0; bit < 8; bit++) {
 			memcpy(b, raw, len);
@@ -924,18 +983,22 @@ START_TEST(decode_refuses_truncated_and_corrupt_logs)
 		}
 	/* With the checksum made to match, the field checks still refuse. */
 	memcpy(b, raw, len);
-	b[24 + 13 * 5 + 0] = 1; /* reserved byte 13 of record 0 (byte planes of 5 records) */
+	b[13 * 5 + 0] = 1; /* reserved byte 13 of record 0 (byte planes of 5 records) */
 	fix_crc(b, len);
 	ck_assert_int_eq(decode_copy(b, len), -1);
 	ck_assert_ptr_nonnull(strstr(err, "reserved"));
 	memcpy(b, raw, len);
-	b[24 + 12 * 5 + 1] |= 0x80; /* TS bit 7 of record 1 */
+	b[12 * 5 + 1] |= 0x80; /* TS bit 7 of record 1 */
 	fix_crc(b, len);
 	ck_assert_int_eq(decode_copy(b, len), -1);
 	memcpy(b, raw, len);
-	b[4] = 1;
+	b[len - 32 + 4] = 1;
 	ck_assert_int_eq(decode_copy(b, len), -1);
 	ck_assert_ptr_nonnull(strstr(err, "version 1"));
+	memcpy(b, raw, len);
+	b[len - 32 + 20] = 7; /* segments of 7 records */
+	ck_assert_int_eq(decode_copy(b, len), -1);
+	ck_assert_ptr_nonnull(strstr(err, "segments"));
 	free(b);
 	free(raw);
 }
@@ -1148,6 +1211,75 @@ START_TEST(lu_latest_matches_brute_force)
 }
 END_TEST
 
+/* keep as keep_fn, or its complement on the lines it skipped when *ctx says so. */
+static bool keep_flip(void *ctx, uint64_t line)
+{
+	return *(bool *)ctx ? line % 3 != 1 : line % 3 != 0;
+}
+
+/* Chunks of one dump of lu; freed by the caller. */
+static struct cxs_dk_chunk *dump_of(struct cxs_lu *lu, bool (*keep)(void *, uint64_t), void *ctx,
+				    size_t *nch)
+{
+	struct cxs_dk_chunk *ch;
+	cxs_time done;
+	ck_assert_int_eq(cxs_lu_dump(lu, 5000, keep, dest_fn, ctx, 5, &ch, nch, &done), 0);
+	return ch;
+}
+
+static void same_chunks(const struct cxs_dk_chunk *a, size_t na, const struct cxs_dk_chunk *b,
+			size_t nb)
+{
+	ck_assert_uint_eq(na, nb);
+	for (size_t i = 0; i < na; i++) {
+		ck_assert_uint_eq(a[i].dest, b[i].dest);
+		ck_assert_uint_eq(a[i].nentries, b[i].nentries);
+		ck_assert_uint_eq(a[i].raw_len, b[i].raw_len);
+		ck_assert_uint_eq(a[i].len, b[i].len);
+		ck_assert_int_eq(memcmp(a[i].bytes, b[i].bytes, a[i].len), 0);
+	}
+}
+
+/*
+ * Compressed as the drain deposits (cxs_lu_stream) or all at the dump: the
+ * same chunks, byte for byte, over several dump rounds, at 1 and 3 threads;
+ * and when keep's answers change between the drain and the dump (a member
+ * died), the dump streams the round again and still gives the chunks of a
+ * unit that never streamed.
+ */
+START_TEST(streamed_dumps_are_the_dumps)
+{
+	for (unsigned threads = 1; threads <= 3; threads += 2) {
+		struct cxs_lu_params p;
+		cxs_lu_default_params(&p);
+		p.compress_threads = threads;
+		struct cxs_lu *plain = cxs_lu_new(&p, 9, NULL), *streamed = cxs_lu_new(&p, 9, NULL);
+		bool flip = false;
+		ck_assert_int_eq(cxs_lu_stream(streamed, keep_flip, dest_fn, &flip, 5), 0);
+		struct load La = {.next_stamp = 1000}, Lb = La;
+		for (int round = 0; round < 4; round++) {
+			rng_state = 40 + (uint64_t)round;
+			random_load(plain, &La, 40, 3000, 60, false);
+			rng_state = 40 + (uint64_t)round;
+			random_load(streamed, &Lb, 40, 3000, 60, false);
+			flip = round == 2; /* the drains saw the old answers */
+			size_t na, nb;
+			struct cxs_dk_chunk *a = dump_of(plain, keep_flip, &flip, &na);
+			struct cxs_dk_chunk *b = dump_of(streamed, keep_flip, &flip, &nb);
+			ck_assert_uint_eq(na, 4);
+			for (size_t i = 0; i < na; i++)
+				ck_assert_uint_gt(a[i].nentries, CXS_DK_LOG_SEGMENT); /* several segments */
+			same_chunks(a, na, b, nb);
+			cxs_dk_chunks_free(a, na);
+			cxs_dk_chunks_free(b, nb);
+			flip = false;
+		}
+		cxs_lu_free(plain);
+		cxs_lu_free(streamed);
+	}
+}
+END_TEST
+
 START_TEST(dump_splits_by_destination_and_keep)
 {
 	rng_state = 31;
@@ -1178,7 +1310,7 @@ START_TEST(dump_splits_by_destination_and_keep)
 				 0);
 		ck_assert_int_eq(cxs_dk_log_decode(b, ch[c].raw_len, &d, &nd, err, sizeof err), 0);
 		ck_assert_uint_eq(nd, ch[c].nentries);
-		ck_assert_uint_eq(ch[c].raw_len, 24 + 32 * nd);
+		ck_assert_uint_eq(ch[c].raw_len, 32 * nd + 32);
 		/* Exactly the log's entries with this destination, in log order. */
 		size_t k = 0;
 		for (size_t i = 0; i < nlog; i++) {
@@ -1932,7 +2064,7 @@ Suite *diktamo_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("format");
 	tcase_add_test(tc, compression_round_trips);
-	tcase_add_test(tc, compress_all_threads_same_bytes);
+	tcase_add_test(tc, chains_same_bytes_at_any_thread_count);
 	tcase_add_test(tc, encode_keeps_valid_entries_only);
 	tcase_add_test(tc, decode_refuses_truncated_and_corrupt_logs);
 	tcase_add_test(tc, inflate_refuses_truncated_and_corrupt_input);
@@ -1940,6 +2072,7 @@ Suite *diktamo_suite(void)
 	tc = tcase_create("search");
 	tcase_add_test(tc, lu_latest_matches_brute_force);
 	tcase_add_test(tc, forget_drops_a_dead_writers_unvaled_repls_only);
+	tcase_add_test(tc, streamed_dumps_are_the_dumps);
 	tcase_add_test(tc, dump_splits_by_destination_and_keep);
 	tcase_add_test(tc, store_latest_matches_brute_force);
 	tcase_add_test(tc, store_refuses_a_corrupt_chunk);
