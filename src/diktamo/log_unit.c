@@ -301,30 +301,37 @@ struct word_rec {
 	uint32_t first, last; /* its entries, arrival order */
 	uint32_t n;           /* entries in the buffer */
 	uint32_t unvaled;     /* of them not VALed: the word is blocked while > 0 */
+	uint32_t hnext;       /* the next record of its bucket of word_map */
 	bool cand;            /* in lu->cand */
 };
 
 /* A REPL with entries in the buffer. */
 struct repl_rec {
+	uint64_t key;   /* repl_key(CN, REPL number) */
 	uint32_t first; /* its entries, idx order, chained by rnext */
 	uint32_t left;  /* of them still in the buffer */
+	uint32_t hnext; /* the next record of its bucket of repl_map */
 	bool valed;
 };
 
 /*
- * An id by a 64-bit key: linear probing, removal by backward shift (no
- * tombstones, so probes stay short however many keys come and go), at most
- * half full. Only its own regrowth walks its slots (which decides slot
- * positions, nothing else), so no result depends on hash order.
+ * A record by its 64-bit key (a word's address, a REPL's CN and number):
+ * chained hashing, the chains running through the records themselves
+ * (hnext), a 4-byte head per bucket, as many buckets as the buffer has
+ * entries (a power of two), so a chain holds less than one record on average.
+ * The heads of a 4 KB buffer's unit take 1 KB. These maps were open
+ * addressing with 16-byte slots, 8 KB a map at twice the entries: at 16 x 4
+ * the units' slots were evicted between two REPLs by the rest of the model,
+ * and the first probe of each REPL's and VAL's lookups was a third of their
+ * time; now a lookup that finds its key reads the record it needs anyway,
+ * and one that does not stops at a NONE head. Only regrowth walks the
+ * chains (it decides chain order, nothing else), so no result depends on
+ * hash order.
  */
-struct map_slot {
-	uint64_t key;
-	uint32_t id; /* NONE: empty */
-};
 struct id_map {
-	struct map_slot *slot;
-	uint32_t mask; /* slots - 1 */
-	uint64_t seed; /* key + seed is mixed (diktamo_priv.h) */
+	uint32_t *head; /* per bucket: its first record, NONE: empty */
+	uint32_t mask;  /* buckets - 1 */
+	uint64_t seed;  /* key + seed is mixed (diktamo_priv.h) */
 };
 
 /* Drain's sort keys. */
@@ -434,23 +441,11 @@ void cxs_lu_default_params(struct cxs_lu_params *p)
 	p->check_dram = true;                       /* diktamo.check = false turns it off */
 }
 
-static int map_init(struct id_map *m, uint32_t slots, uint64_t seed)
-{
-	m->slot = malloc((size_t)slots * sizeof *m->slot);
-	if (m->slot == NULL)
-		return -1;
-	for (uint32_t i = 0; i < slots; i++)
-		m->slot[i].id = NONE;
-	m->mask = slots - 1;
-	m->seed = seed;
-	return 0;
-}
-
-/* Map slots for `room` keys: a power of two, at most half full. */
+/* Buckets for `room` records: a power of two, at least room. */
 static uint32_t map_slots(uint32_t room)
 {
 	uint32_t s = 16;
-	while (s < 2 * (uint64_t)room)
+	while (s < room)
 		s <<= 1;
 	return s;
 }
@@ -518,10 +513,10 @@ void cxs_lu_free(struct cxs_lu *lu)
 	free(lu->free_slot);
 	free(lu->words);
 	free(lu->free_word);
-	free(lu->word_map.slot);
+	free(lu->word_map.head);
 	free(lu->repls);
 	free(lu->free_repl);
-	free(lu->repl_map.slot);
+	free(lu->repl_map.head);
 	free(lu->cand);
 	free(lu->skeys);
 	free(lu->sel);
@@ -541,65 +536,94 @@ static void bump_max(uint64_t *c, uint64_t v)
 
 /* ---- the SRAM Log Buffer's maps, records and lists ------------------------------------ */
 
-static inline uint32_t map_home(const struct id_map *m, uint64_t key)
+static inline uint32_t *map_bucket(const struct id_map *m, uint64_t key)
 {
-	return (uint32_t)(dk_mix64(key + m->seed) >> 32) & m->mask;
+	return &m->head[(uint32_t)(dk_mix64(key + m->seed) >> 32) & m->mask];
 }
 
-/* The key's id, or NONE. */
-static inline uint32_t map_find(const struct id_map *m, uint64_t key)
+/* The word's record, or NONE. */
+static inline uint32_t word_find(const struct cxs_lu *lu, uint64_t addr)
 {
-	for (uint32_t i = map_home(m, key);; i = (i + 1) & m->mask) {
-		if (m->slot[i].id == NONE)
-			return NONE;
-		if (m->slot[i].key == key)
-			return m->slot[i].id;
-	}
+	uint32_t id = *map_bucket(&lu->word_map, addr);
+	while (id != NONE && lu->words[id].addr != addr)
+		id = lu->words[id].hnext;
+	return id;
 }
 
-/* Adds key (absent; the map has room: make_room keeps it at most half full). */
-static void map_put(struct id_map *m, uint64_t key, uint32_t id)
+static void word_link(struct cxs_lu *lu, uint32_t id)
 {
-	uint32_t i = map_home(m, key);
-	while (m->slot[i].id != NONE) {
-		assert(m->slot[i].key != key);
-		i = (i + 1) & m->mask;
+	uint32_t *b = map_bucket(&lu->word_map, lu->words[id].addr);
+	lu->words[id].hnext = *b;
+	*b = id;
+}
+
+static void word_unlink(struct cxs_lu *lu, uint32_t id)
+{
+	uint32_t *p = map_bucket(&lu->word_map, lu->words[id].addr);
+	while (*p != id) {
+		assert(*p != NONE);
+		p = &lu->words[*p].hnext;
 	}
-	m->slot[i] = (struct map_slot){.key = key, .id = id};
+	*p = lu->words[id].hnext;
+}
+
+/* The REPL's record, or NONE. */
+static inline uint32_t repl_find(const struct cxs_lu *lu, uint64_t key)
+{
+	uint32_t id = *map_bucket(&lu->repl_map, key);
+	while (id != NONE && lu->repls[id].key != key)
+		id = lu->repls[id].hnext;
+	return id;
+}
+
+static void repl_link(struct cxs_lu *lu, uint32_t id)
+{
+	uint32_t *b = map_bucket(&lu->repl_map, lu->repls[id].key);
+	lu->repls[id].hnext = *b;
+	*b = id;
+}
+
+static void repl_unlink(struct cxs_lu *lu, uint32_t id)
+{
+	uint32_t *p = map_bucket(&lu->repl_map, lu->repls[id].key);
+	while (*p != id) {
+		assert(*p != NONE);
+		p = &lu->repls[*p].hnext;
+	}
+	*p = lu->repls[id].hnext;
 }
 
 /*
- * Removes key (present). Backward shift: every later key of the probe run
- * that the hole now separates from its home moves into the hole.
+ * Both maps with `buckets` buckets, their records relinked (after make_room
+ * grew the record arrays). 0, or -1 (the maps unchanged).
  */
-static void map_erase(struct id_map *m, uint64_t key)
+static int maps_regrow(struct cxs_lu *lu, uint32_t buckets)
 {
-	uint32_t i = map_home(m, key);
-	while (m->slot[i].id == NONE || m->slot[i].key != key) {
-		assert(m->slot[i].id != NONE);
-		i = (i + 1) & m->mask;
-	}
-	for (uint32_t j = (i + 1) & m->mask; m->slot[j].id != NONE; j = (j + 1) & m->mask) {
-		uint32_t h = map_home(m, m->slot[j].key);
-		if (((j - h) & m->mask) >= ((j - i) & m->mask)) {
-			m->slot[i] = m->slot[j];
-			i = j;
-		}
-	}
-	m->slot[i].id = NONE;
-}
-
-/* The map with `slots` slots, its keys moved over. 0, or -1 (the map unchanged). */
-static int map_regrow(struct id_map *m, uint32_t slots)
-{
-	struct id_map g;
-	if (map_init(&g, slots, m->seed) != 0)
+	uint32_t *wh = malloc((size_t)buckets * sizeof *wh);
+	uint32_t *rh = malloc((size_t)buckets * sizeof *rh);
+	if (wh == NULL || rh == NULL) {
+		free(wh);
+		free(rh);
 		return -1;
-	for (uint32_t i = 0; m->slot != NULL && i <= m->mask; i++)
-		if (m->slot[i].id != NONE)
-			map_put(&g, m->slot[i].key, m->slot[i].id);
-	free(m->slot);
-	*m = g;
+	}
+	for (uint32_t i = 0; i < buckets; i++)
+		wh[i] = rh[i] = NONE;
+	struct id_map ow = lu->word_map, orp = lu->repl_map;
+	lu->word_map.head = wh;
+	lu->repl_map.head = rh;
+	lu->word_map.mask = lu->repl_map.mask = buckets - 1;
+	for (uint32_t b = 0; ow.head != NULL && b <= ow.mask; b++)
+		for (uint32_t id = ow.head[b], nx; id != NONE; id = nx) {
+			nx = lu->words[id].hnext;
+			word_link(lu, id);
+		}
+	for (uint32_t b = 0; orp.head != NULL && b <= orp.mask; b++)
+		for (uint32_t id = orp.head[b], nx; id != NONE; id = nx) {
+			nx = lu->repls[id].hnext;
+			repl_link(lu, id);
+		}
+	free(ow.head);
+	free(orp.head);
 	return 0;
 }
 
@@ -611,13 +635,13 @@ static inline uint64_t repl_key(uint32_t cn, uint32_t repl)
 /* The word's record, made when it has no entry yet. */
 static uint32_t word_get(struct cxs_lu *lu, uint64_t addr)
 {
-	uint32_t id = map_find(&lu->word_map, addr);
+	uint32_t id = word_find(lu, addr);
 	if (id != NONE)
 		return id;
 	assert(lu->nfree_word > 0); /* a word has an entry: records <= entries <= room */
 	id = lu->free_word[--lu->nfree_word];
 	lu->words[id] = (struct word_rec){.addr = addr, .first = NONE, .last = NONE};
-	map_put(&lu->word_map, addr, id);
+	word_link(lu, id);
 	return id;
 }
 
@@ -662,12 +686,12 @@ static void entry_remove(struct cxs_lu *lu, uint32_t s)
 		lu->nvaled--;
 	if (w->n == 0) {
 		assert(!w->cand); /* a word in cand has a VALed entry, and only drain takes those */
-		map_erase(&lu->word_map, w->addr);
+		word_unlink(lu, b->word);
 		lu->free_word[lu->nfree_word++] = b->word;
 	}
 	struct repl_rec *r = &lu->repls[b->rec];
 	if (--r->left == 0) {
-		map_erase(&lu->repl_map, repl_key(b->e.requester >> 8, b->e.repl));
+		repl_unlink(lu, b->rec);
 		lu->free_repl[lu->nfree_repl++] = b->rec;
 	}
 	lu->free_slot[lu->nfree_slot++] = s;
@@ -917,12 +941,9 @@ static int make_room(struct cxs_lu *lu, uint32_t need)
 	GROW(sel);
 	GROW(place);
 #undef GROW
-	uint32_t slots = map_slots(room);
-	if ((lu->word_map.slot == NULL || slots > lu->word_map.mask + 1) &&
-	    map_regrow(&lu->word_map, slots) != 0)
-		return -1;
-	if ((lu->repl_map.slot == NULL || slots > lu->repl_map.mask + 1) &&
-	    map_regrow(&lu->repl_map, slots) != 0)
+	uint32_t buckets = map_slots(room);
+	if ((lu->word_map.head == NULL || buckets > lu->word_map.mask + 1) &&
+	    maps_regrow(lu, buckets) != 0)
 		return -1;
 	/* The new slots and records on the free stacks, the lowest on top. */
 	for (uint32_t k = room; k-- > lu->room;) {
@@ -949,7 +970,7 @@ cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32
 		*lu->c[C_SPILLED] += n;
 	}
 	uint32_t cn = requester >> 8;
-	assert(map_find(&lu->repl_map, repl_key(cn, repl)) == NONE);
+	assert(repl_find(lu, repl_key(cn, repl)) == NONE);
 #ifndef NDEBUG
 	for (uint32_t i = 0; i < n; i++) {
 		assert((addr[i] & 7) == 0);
@@ -959,8 +980,8 @@ cxs_time cxs_lu_repl(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32
 #endif
 	assert(lu->nfree_repl > 0 && lu->nfree_slot >= n);
 	uint32_t rec = lu->free_repl[--lu->nfree_repl];
-	lu->repls[rec] = (struct repl_rec){.first = NONE, .left = n};
-	map_put(&lu->repl_map, repl_key(cn, repl), rec);
+	lu->repls[rec] = (struct repl_rec){.key = repl_key(cn, repl), .first = NONE, .left = n};
+	repl_link(lu, rec);
 	uint32_t *link = &lu->repls[rec].first;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t s = lu->free_slot[--lu->nfree_slot];
@@ -1034,7 +1055,7 @@ int cxs_lu_val(struct cxs_lu *lu, cxs_time now, uint32_t requester, uint32_t rep
 	uint32_t cn = requester >> 8;
 	ts &= 0x7f;
 	uint64_t seq = ts_unwrap(lu, cn, ts);
-	uint32_t rec = map_find(&lu->repl_map, repl_key(cn, repl));
+	uint32_t rec = repl_find(lu, repl_key(cn, repl));
 	if (rec == NONE) {
 		snprintf(err, errlen, "LU %u: VAL of REPL %u from CN %u, which is not in the SRAM "
 				      "Log Buffer",
@@ -1381,7 +1402,7 @@ size_t cxs_lu_latest(struct cxs_lu *lu, const uint64_t *words, size_t n,
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct cxs_dk_entry *best = dram_latest(lu, words[i]);
-		uint32_t wid = map_find(&lu->word_map, words[i]);
+		uint32_t wid = word_find(lu, words[i]);
 		for (uint32_t q = wid != NONE ? lu->words[wid].first : NONE; q != NONE;
 		     q = lu->buf[q].wnext) {
 			const struct cxs_dk_entry *e = &lu->buf[q].e;
