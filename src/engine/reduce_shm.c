@@ -286,7 +286,10 @@ static struct rshm_hdr *resbuf(const struct rshm *s, unsigned par, int r)
 
 static uint64_t stamp_at(const struct cxs_engine *e, uint64_t w)
 {
-	/* pub_word() keeps 7 bits below the stamp: 16 bits of epoch are left, far above any run's */
+	/*
+	 * pub_word() keeps 7 bits below the stamp and the window takes 40, which leaves 17 for
+	 * the epoch + 1; 16 of them are used, far above any run's epochs.
+	 */
 	if (e->epoch + 1 >= (UINT32_C(1) << 16))
 		cxs_bug(NULL, "membership epoch %u beyond the shared reduction's stamps", e->epoch);
 	return ((uint64_t)e->epoch + 1) << WINDOW_BITS | (w & ((UINT64_C(1) << WINDOW_BITS) - 1));
