@@ -8,6 +8,16 @@
         MN 1) and sums, over the lookahead intervals, the largest rank's
         events: crit(R), the critical path of work at R ranks.
 
+    par_model.py --async G_NS L_NS RUN.h5 CORES_PER_CN [R ...]
+        RUN.h5 sampled every G_NS (a divisor of the lookahead L_NS, e.g. 10
+        and 90). Two critical paths per R, both without any synchronisation
+        cost: the window scheme's (windows of L, each as long as its busiest
+        rank) and an asynchronous conservative scheme's, where a rank may
+        handle an interval as soon as it has handled its previous one and
+        every other rank has handled the interval one lookahead earlier
+        (F_r(s) = max(F_r(s-1), max_j!=r F_j(s-L/G)) + e_r(s)): what
+        per-peer clocks instead of a global window would allow.
+
     par_model.py --project T_EV RHO C0 E W R:CRIT [R:CRIT ...]
         T(R) = CRIT * T_EV * (1 + RHO) + W * (C0 + c_red) for c_red = 5 and
         20 us; speed-up T(1) / T(R) with T(1) = E * T_EV.
@@ -61,6 +71,39 @@ def critical_paths(path, cores, ranks):
               f"at most {total / crit:.2f}x faster than np = 1")
 
 
+def async_paths(path, g, la, cores, ranks):
+    run = cxlsim_h5.load(path)
+    types = list(run.node_type)
+    d = np.diff(cxlsim_h5.series(path, "engine").to_numpy(), axis=0)
+    total, k = d.sum(), la // g
+    print(f"{path}: {len(types)} nodes, {d.shape[0]} intervals of {g} ns, {int(total)} events; "
+          f"lookahead {la} ns = {k} intervals")
+    for r in ranks:
+        m = balanced(types, {"cn": 2.0 * cores, "mn": 1.0}, r)
+        per = np.zeros((d.shape[0], r))
+        for n, q in enumerate(m):
+            per[:, q] += d[:, n]
+        nw = (per.shape[0] + k - 1) // k
+        pad = np.zeros((nw * k, r))
+        pad[:per.shape[0]] = per
+        crit_w = pad.reshape(nw, k, r).sum(axis=1).max(axis=1).sum()
+        fin = np.zeros((per.shape[0], r))
+        prev = np.zeros(r)
+        for s in range(per.shape[0]):
+            dep = fin[s - k] if s >= k else np.zeros(r)
+            if r > 1:
+                lo, hi = np.sort(dep)[-2:]
+                others = np.where(dep == hi, lo, hi)  # the largest over j != r
+            else:
+                others = np.zeros(1)
+            prev = np.maximum(prev, others) + per[s]
+            fin[s] = prev
+        crit_a = fin[-1].max()
+        print(f"R={r:3d}: windows {int(crit_w):9d} events ({total / crit_w:.2f}x np = 1), "
+              f"asynchronous {int(crit_a):9d} ({total / crit_a:.2f}x), "
+              f"ideal {total / r:.0f} ({r}x)")
+
+
 def project(t_ev, rho, c0, events, windows, pairs):
     t1 = events * t_ev
     print("| R | work | sync at 5 / 20 us | speed-up at 5 us | at 20 us |")
@@ -74,7 +117,9 @@ def project(t_ev, rho, c0, events, windows, pairs):
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    if a and a[0] == "--project":
+    if a and a[0] == "--async":
+        async_paths(a[3], int(a[1]), int(a[2]), int(a[4]), [int(x) for x in a[5:]])
+    elif a and a[0] == "--project":
         project(float(a[1]), float(a[2]), float(a[3]), int(a[4]), int(a[5]),
                 [tuple(int(x) for x in p.split(":")) for p in a[6:]])
     else:
