@@ -117,6 +117,18 @@ enum camp_drd_events {
 	CAMP_DRD_EV_L3_MISS,    /* P11m..P13m ("l3_miss") */
 };
 
+/*
+ * A tier's load share x' in Eq. 8 when a share x of the pages is in DRAM
+ * (camp_model.c, "Interleaving"): the paper's footprint share (x' = x for
+ * DRAM, 1 - x for the device), or the share of its endpoint run's request
+ * rate, which the faster interleaved run raises (x' = x / (1 + S(x)) and
+ * (1 - x)(1 + S(0)) / (1 + S(x)), solved with S(x)).
+ */
+enum camp_load {
+	CAMP_LOAD_FOOTPRINT = 0, /* Eq. 8 as the paper ("footprint"; a file without the key) */
+	CAMP_LOAD_RATE,          /* rate-weighted ("rate") */
+};
+
 /* Platform constants, fitted once per platform by camp_calibrate. */
 struct camp_params {
 	double p, q;                 /* the hyperbola: 1 / (p + q x), x per drd_x */
@@ -126,6 +138,7 @@ struct camp_params {
 	uint8_t drd_x;               /* enum camp_drd_x (0 in a file without the key) */
 	uint8_t drd_base;            /* enum camp_drd_base (likewise) */
 	uint8_t drd_events;          /* enum camp_drd_events (likewise) */
+	uint8_t load;                /* enum camp_load: interleaving's load share (likewise) */
 };
 
 /* Derived quantities of one run (all ratios of counters). */

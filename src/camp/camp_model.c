@@ -64,7 +64,32 @@
  *   S(x)     = [M_D(x) s_D + M_C(1 - x) s_C - s_D] / c
  *
  * Lfull_t is the measured latency of the tier's endpoint run, Lidle_t the
- * calibrated idle latency. The 5 % rule: a DRAM run within 5 % of the idle
+ * calibrated idle latency.
+ *
+ * The load share x' (enum camp_load). The paper's is the footprint share,
+ * x' = x for DRAM and 1 - x for the device. But a tier's queueing follows
+ * its request rate, and the interleaved run is faster than the CXL-only one:
+ * with the same requests in less time the device serves more than its
+ * footprint share of its endpoint's rate. On cxlsim's CXL-A sweeps (README
+ * "CAMP") the device's queueing at x = 0.5 was 0.50 (0.38-0.60) of the
+ * CXL-only run's where x'^2 = 0.25 says 0.25, the DRAM tier's 0.27 (0.12-
+ * 0.39). load_share = rate takes the rate share, each tier's requests per
+ * unit time over its endpoint run's:
+ *
+ *   x'_D = x / (1 + S(x)),   x'_C = (1 - x)(1 + S(0)) / (1 + S(x))   (at most 1)
+ *   M_t  = f_t L_t(x'_t) / Lfull_t,   f_D = x, f_C = 1 - x           (requests x latency)
+ *
+ * S(x) = T(x) / T_D - 1 is on both sides: S(0) is the footprint curve's
+ * (x'_C = 1, exact), and each S(x) is a fixed point t = g(t), g(t) the
+ * curve at the loads that t gives. With x' clamped to [0, 1], g's values lie
+ * between the smallest and the largest of its four corners (x'_D, x'_C in
+ * {0, 1}: each tier's M is monotone in its own x'), so g(t) - t changes sign
+ * on that interval and bisection finds a root whatever the shape (a damped
+ * iteration did not converge on degenerate counts, e.g. a DRAM stall sum
+ * above 1 and a CXL run with fewer stalls). When the DRAM run's stall
+ * shares sum to at most 1, 1 + S(x) >= (1 - x)(1 + S(0)) and neither x'
+ * exceeds 1; the clamp is for such degenerate counts. At x = 0 and 1 the
+ * two forms agree. The 5 % rule: a DRAM run within 5 % of the idle
  * DRAM latency is latency-bound, its CXL endpoint is the §4 prediction
  * (s_C = s_D + S_comp c, at idle latency: M linear, S(x) = (1 - x) S(0)) and
  * one run is enough; otherwise the CXL-only run gives s_C and Lfull_C.
@@ -202,12 +227,57 @@ uint32_t camp_interleave_runs(const struct camp_params *P, const struct camp_fea
 	return dram->lat <= (1 + TAU) * P->l_idle_dram ? 1 : 2;
 }
 
-/* M_t(x') of Eq. 9 (and Eq. 8 inside it). */
-static double load_scale(double xs, double l_idle, double l_full)
+/* M_t of Eq. 9 (and Eq. 8 inside it): request share f at load share xs. */
+static double load_scale(double f, double xs, double l_idle, double l_full)
 {
 	if (l_full <= 0)
-		return xs;
-	return xs * (l_idle + (l_full - l_idle) * xs * xs) / l_full;
+		return f;
+	xs = xs < 0 ? 0 : xs > 1 ? 1 : xs;
+	return f * (l_idle + (l_full - l_idle) * xs * xs) / l_full;
+}
+
+struct il_point {
+	double sd[3], sc[3];
+	double l_idle_d, l_idle_c, lfull_d, lfull_c;
+};
+
+/* S(x)'s components at load shares xd, xc. */
+static void il_eval(const struct il_point *q, double x, double xd, double xc, double s[3])
+{
+	double md = load_scale(x, xd, q->l_idle_d, q->lfull_d);
+	double mc = load_scale(1 - x, xc, q->l_idle_c, q->lfull_c);
+	for (int k = 0; k < 3; k++)
+		s[k] = md * q->sd[k] + mc * q->sc[k] - q->sd[k];
+}
+
+/* S(x) at the loads that a total slowdown t gives (rate share); s0 = S(0)'s total. */
+static double il_at(const struct il_point *q, double x, double s0, double t, double s[3])
+{
+	double r = 1 + t > 0.01 ? 1 + t : 0.01; /* T(x) / T_D */
+	il_eval(q, x, x / r, (1 - x) * (1 + s0) / r, s);
+	return s[0] + s[1] + s[2];
+}
+
+/* The rate-weighted fixed point t = g(t) by bisection; s: its components. */
+static void il_rate(const struct il_point *q, double x, double s0, double s[3])
+{
+	double lo = INFINITY, hi = -INFINITY;
+	for (int c = 0; c < 4; c++) {
+		double v[3];
+		il_eval(q, x, c & 1, c >> 1, v);
+		double t = v[0] + v[1] + v[2];
+		lo = t < lo ? t : lo;
+		hi = t > hi ? t : hi;
+	}
+	/* g(lo) >= lo and g(hi) <= hi: a root in between */
+	for (int it = 0; it < 200 && hi - lo > 1e-13; it++) {
+		double mid = 0.5 * (lo + hi);
+		if (il_at(q, x, s0, mid, s) > mid)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	il_at(q, x, s0, 0.5 * (lo + hi), s);
 }
 
 int camp_interleave(const struct camp_params *P, const struct camp_features *dram,
@@ -242,31 +312,33 @@ int camp_interleave(const struct camp_params *P, const struct camp_features *dra
 		return -1;
 	}
 	/* Per component: stall counts at the two endpoints, as shares of the DRAM run's cycles. */
-	double sd[3] = {dram->s_llc, dram->s_cache, dram->s_sb}, sc[3];
-	double lfull_d = dram->lat, lfull_c;
+	struct il_point q = {.sd = {dram->s_llc, dram->s_cache, dram->s_sb},
+			     .l_idle_d = P->l_idle_dram, .l_idle_c = P->l_idle_cxl,
+			     .lfull_d = dram->lat};
 	if (out->runs == 1) {
 		struct camp_slowdown pr;
 		camp_predict(P, dram, &pr);
-		sc[0] = sd[0] + pr.drd;
-		sc[1] = sd[1] + pr.cache;
-		sc[2] = sd[2] + pr.store;
-		lfull_d = P->l_idle_dram; /* latency-bound: no contention term */
-		lfull_c = P->l_idle_cxl;
+		q.sc[0] = q.sd[0] + pr.drd;
+		q.sc[1] = q.sd[1] + pr.cache;
+		q.sc[2] = q.sd[2] + pr.store;
+		q.lfull_d = P->l_idle_dram; /* latency-bound: no contention term */
+		q.lfull_c = P->l_idle_cxl;
 	} else {
 		double scale = cxl->cycles / dram->cycles; /* cxl's shares back to DRAM cycles */
-		sc[0] = cxl->s_llc * scale;
-		sc[1] = cxl->s_cache * scale;
-		sc[2] = cxl->s_sb * scale;
-		lfull_c = cxl->lat > 0 ? cxl->lat : P->l_idle_cxl;
+		q.sc[0] = cxl->s_llc * scale;
+		q.sc[1] = cxl->s_cache * scale;
+		q.sc[2] = cxl->s_sb * scale;
+		q.lfull_c = cxl->lat > 0 ? cxl->lat : P->l_idle_cxl;
 	}
+	double s0[3];
+	il_eval(&q, 0, 0, 1, s0);
 	out->best = 0;
 	for (uint32_t i = 0; i < npts; i++) {
 		double x = (double)i / (npts - 1);
-		double md = load_scale(x, P->l_idle_dram, lfull_d);
-		double mc = load_scale(1 - x, P->l_idle_cxl, lfull_c);
 		double s[3];
-		for (int k = 0; k < 3; k++)
-			s[k] = md * sd[k] + mc * sc[k] - sd[k];
+		il_eval(&q, x, x, 1 - x, s);
+		if (P->load == CAMP_LOAD_RATE)
+			il_rate(&q, x, s0[0] + s0[1] + s0[2], s);
 		out->x[i] = x;
 		out->s[i] = (struct camp_slowdown){s[0], s[1], s[2], s[0] + s[1] + s[2]};
 		if (out->s[i].total < out->s[out->best].total)

@@ -6,8 +6,9 @@
  *   cxlsim-camp calibrate [-o PARAMS] [--idle-dram C] [--idle-cxl C] DRAM CXL [DRAM CXL ...]
  *   cxlsim-camp predict   -p PARAMS [--csv] DRAM ...
  *   cxlsim-camp predict   -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL
- *   cxlsim-camp interleave -p PARAMS [--csv] [--runs auto|1|2] [--points N] DRAM [CXL]
- *   cxlsim-camp best-shot -p PARAMS [--csv] [--runs auto|1|2] DRAM [CXL]
+ *   cxlsim-camp interleave -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate]
+ *                          [--points N] DRAM [CXL]
+ *   cxlsim-camp best-shot -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate] DRAM [CXL]
  *   cxlsim-camp measure   [--csv] DRAM CXL
  *   cxlsim-camp counters  FILE ...
  *
@@ -36,10 +37,13 @@ static const char usage[] =
 	"  predict -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL\n"
 	"        CAMP's workflow: a latency-bound run (the 5 %% rule) from itself, a\n"
 	"        bandwidth-bound one from both runs (Eq. 10 at x = 0)\n"
-	"  interleave -p PARAMS [--csv] [--runs auto|1|2] [--points N] DRAM [CXL]\n"
+	"  interleave -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate] [--points N]\n"
+	"             DRAM [CXL]\n"
 	"        the slowdown S(x) at DRAM share x = 0 .. 1 (Eq. 8-10; N points, default 101);\n"
-	"        --runs auto applies the 5 %% rule (a bandwidth-bound DRAM run needs its CXL run)\n"
-	"  best-shot -p PARAMS [--csv] [--runs auto|1|2] DRAM [CXL]\n"
+	"        --runs auto applies the 5 %% rule (a bandwidth-bound DRAM run needs its CXL run);\n"
+	"        --load: a tier's load share in Eq. 8, its share of the pages (footprint, the\n"
+	"        paper's) or of its endpoint run's request rate (rate); default: PARAMS' load_share\n"
+	"  best-shot -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate] DRAM [CXL]\n"
 	"        the DRAM share x* minimising S(x) over 1 %% steps\n"
 	"  measure [--csv] DRAM CXL\n"
 	"        the measured slowdown (time ratio - 1) and its stall components\n"
@@ -63,6 +67,7 @@ struct opts {
 	const char *params, *out;
 	bool csv, pair;
 	uint32_t runs, points;
+	int load; /* enum camp_load, -1: the parameter file's */
 	double idle_dram, idle_cxl;
 	const char *files[4096];
 	size_t nfiles;
@@ -79,7 +84,7 @@ static int parse_double(const char *s, double *v)
 /* Options of every command; -1 after printing the usage error. */
 static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 {
-	*o = (struct opts){.points = 101};
+	*o = (struct opts){.points = 101, .load = -1};
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -105,6 +110,18 @@ static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 				o->runs = (uint32_t)(next[0] - '0');
 			else {
 				snprintf(msg, len, "--runs: expected auto, 1 or 2, got '%s'", next);
+				return -1;
+			}
+		} else if (strcmp(a, "--load") == 0) {
+			if (!next)
+				goto missing;
+			i++;
+			if (strcmp(next, "footprint") == 0)
+				o->load = CAMP_LOAD_FOOTPRINT;
+			else if (strcmp(next, "rate") == 0)
+				o->load = CAMP_LOAD_RATE;
+			else {
+				snprintf(msg, len, "--load: expected footprint or rate, got '%s'", next);
 				return -1;
 			}
 		} else if (strcmp(a, "--points") == 0) {
@@ -153,7 +170,11 @@ static int read_params(const struct opts *o, struct camp_params *P, char *err)
 		snprintf(err, ERR_MAX, "-p PARAMS is required (made by cxlsim-camp calibrate)");
 		return -1;
 	}
-	return camp_params_read(o->params, P, err, ERR_MAX);
+	if (camp_params_read(o->params, P, err, ERR_MAX) != 0)
+		return -1;
+	if (o->load >= 0)
+		P->load = (uint8_t)o->load;
+	return 0;
 }
 
 static int cmd_calibrate(const struct opts *o)
@@ -290,8 +311,9 @@ static int cmd_curve(const struct opts *o, bool best_only)
 			       o->files[0], xb, 100 * xb, 100 - 100 * xb, b->total, kind, cv.runs,
 			       cv.runs == 1 ? "" : "s");
 	} else {
-		printf("# %s: %s, %u profiling run%s; x* = %.2f, S(x*) = %.6f\n", o->files[0], kind,
-		       cv.runs, cv.runs == 1 ? "" : "s", xb, b->total);
+		printf("# %s: %s, %u profiling run%s; x* = %.2f, S(x*) = %.6f; load share %s\n",
+		       o->files[0], kind, cv.runs, cv.runs == 1 ? "" : "s", xb, b->total,
+		       P.load == CAMP_LOAD_RATE ? "rate" : "footprint");
 		printf(o->csv ? "x,s_drd,s_cache,s_store,s_total\n" : "%6s %9s %9s %9s %9s\n", "x",
 		       "S_DRd", "S_Cache", "S_Store", "S");
 		for (uint32_t i = 0; i < cv.npts; i++)

@@ -105,7 +105,14 @@ set -e
 [ $rc = 1 ] && grep -q "bandwidth-bound.*give its CXL-only run too" "$WORK/il1.out" || {
 	echo "interleave without the CXL run: exit $rc"; cat "$WORK/il1.out"; exit 1; }
 "$CAMP" interleave -p "$WORK/params.txt" --csv --points 11 "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/il2.csv"
+"$CAMP" interleave -p "$WORK/params.txt" --load footprint --csv --points 11 "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/il2f.csv"
 "$CAMP" best-shot -p "$WORK/params.txt" --csv "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/bs.csv"
+set +e
+"$CAMP" interleave -p "$WORK/params.txt" --load busy "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/il3.out" 2>&1
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q "^cxlsim-camp: --load: expected footprint or rate, got 'busy'" "$WORK/il3.out" || {
+	echo "interleave --load busy: exit $rc"; cat "$WORK/il3.out"; exit 1; }
 /usr/bin/python3 - "$WORK" <<'PY'
 import sys
 w = sys.argv[1]
@@ -113,6 +120,15 @@ rows = [l.strip().split(",") for l in open(f"{w}/il2.csv") if l[0].isdigit()]
 assert len(rows) == 11, rows
 s0, s1 = float(rows[0][4]), float(rows[-1][4])
 assert s1 == 0 and s0 > 0.3, f"curve ends {s0} {s1}"
+# calibrate's load share is the rate share; the paper's footprint share gives the same
+# measured endpoints and another curve in between
+assert "; load share rate" in open(f"{w}/il2.csv").readline()
+ff = [l.strip().split(",") for l in open(f"{w}/il2f.csv") if l[0].isdigit()]
+assert "; load share footprint" in open(f"{w}/il2f.csv").readline()
+assert float(ff[0][4]) == s0 and float(ff[-1][4]) == 0, (ff[0], ff[-1])
+mid = [(float(a[4]), float(b[4])) for a, b in zip(ff[1:-1], rows[1:-1])]
+assert any(abs(r - f) > 0.01 for f, r in mid), mid
+print("triad, S(x) footprint / rate: " + " ".join(f"{f:.3f}/{r:.3f}" for f, r in mid))
 bs = open(f"{w}/bs.csv").read().splitlines()[1].split(",")
 assert bs[6] == "2" and bs[7] == "bandwidth-bound", bs
 print(f"triad: S(0) {s0:.3f}, S(1) {s1:.3f}, best shot x* {bs[1]}")

@@ -248,7 +248,18 @@ START_TEST(test_calibrate_recovers_known_constants)
 	struct camp_params Q;
 	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
 	ck_assert(Q.p == P.p && Q.q == P.q && Q.k_store == P.k_store && Q.l_idle_cxl == P.l_idle_cxl);
+	ck_assert_uint_eq(Q.load, CAMP_LOAD_RATE); /* calibrate's choice, camp_fit.c */
+	P.load = CAMP_LOAD_FOOTPRINT;
+	ck_assert(camp_params_write(path, &P, NULL, err, sizeof err) == 0);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
+	ck_assert_uint_eq(Q.load, CAMP_LOAD_FOOTPRINT);
 	FILE *f = fopen(path, "a");
+	fputs("load_share = busy\n", f);
+	fclose(f);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, ": load_share: expected footprint or rate, got 'busy'"), "%s", err);
+	ck_assert(camp_params_write(path, &P, NULL, err, sizeof err) == 0);
+	f = fopen(path, "a");
 	fputs("k_drd = fast\n", f);
 	fclose(f);
 	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
@@ -507,6 +518,61 @@ START_TEST(test_interleave_closed_forms)
 	ck_assert(near(cv.s[1].store, 0.375 * 0.05 + 0.4625 * 0.05 - 0.05, 1e-12));
 	ck_assert_uint_eq(cv.best, 1); /* the bathtub's bottom is inside */
 	ck_assert(cv.s[1].total < 0);
+	struct camp_slowdown foot[3] = {cv.s[0], cv.s[1], cv.s[2]};
+	camp_curve_free(&cv);
+	/*
+	 * The rate share: the same endpoints; at x = 0.5 the loads are x'_D = 0.5 / (1 + S) and
+	 * x'_C = 0.5 (1 + S0) / (1 + S) with S the result itself (a fixed point), so recomputing
+	 * S from them by hand must give S back.
+	 */
+	P.load = CAMP_LOAD_RATE;
+	ck_assert(camp_interleave(&P, &f, &fc, 0, 3, &cv, err, sizeof err) == 0);
+	ck_assert(near(cv.s[0].total, foot[0].total, 1e-12) && near(cv.s[2].total, 0, 1e-12));
+	double S = cv.s[1].total, S0 = cv.s[0].total;
+	double xd = 0.5 / (1 + S), xc = 0.5 * (1 + S0) / (1 + S);
+	double md = 0.5 * (120 + 60 * xd * xd) / 180, mc = 0.5 * (450 + 50 * xc * xc) / 500;
+	double sd[3] = {f.s_llc, f.s_cache, f.s_sb}, sc[3] = {fc.s_llc, fc.s_cache, fc.s_sb};
+	double again = 0;
+	for (int k = 0; k < 3; k++)
+		again += md * sd[k] + mc * sc[k] - sd[k];
+	ck_assert_msg(near(again, S, 1e-7), "fixed point: %.9f from %.9f", again, S);
+	/*
+	 * S0 > 0 > S(0.5): both tiers serve more than half their endpoint's rate, so both queue
+	 * more than Eq. 8's x'^2 = 0.25 says, and the bathtub is shallower than the footprint's.
+	 */
+	ck_assert(S0 > 0 && S < 0 && xc > 0.5 && xd > 0.5 && S > foot[1].total);
+	camp_curve_free(&cv);
+	/*
+	 * With the DRAM run's stall shares summing to at most 1, 1 + S(x) >= (1 - x)(1 + S(0)),
+	 * so neither load share exceeds 1. Degenerate counts (a DRAM stall sum above 1 and a CXL
+	 * run with fewer stalls, where a damped iteration never settled) need the clamp to
+	 * [0, 1]: every point must still be a fixed point of the clamped map, by hand.
+	 */
+	f.s_llc = 1.1;
+	fc.s_llc = 0.6;
+	fc.lat = 1500;
+	ck_assert(camp_interleave(&P, &f, &fc, 0, 11, &cv, err, sizeof err) == 0);
+	S0 = cv.s[0].total;
+	sd[0] = f.s_llc;
+	sc[0] = fc.s_llc;
+	int capped = 0;
+	for (uint32_t i = 1; i < 10; i++) {
+		double x = cv.x[i];
+		S = cv.s[i].total;
+		ck_assert(isfinite(S) && 1 + S > 0);
+		xd = x / (1 + S);
+		xc = (1 - x) * (1 + S0) / (1 + S);
+		capped += xd > 1 || xc > 1 || xc < 0;
+		xd = fmin(xd, 1);
+		xc = fmax(0, fmin(xc, 1));
+		md = x * (120 + 60 * xd * xd) / 180;
+		mc = (1 - x) * (450 + 1050 * xc * xc) / 1500;
+		again = 0;
+		for (int k = 0; k < 3; k++)
+			again += md * sd[k] + mc * sc[k] - sd[k];
+		ck_assert_msg(near(again, S, 1e-7), "x %.1f: %.9f from %.9f", x, again, S);
+	}
+	ck_assert_msg(capped > 0, "no point needed the cap");
 	camp_curve_free(&cv);
 }
 END_TEST
