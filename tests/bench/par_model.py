@@ -54,35 +54,39 @@ def balanced(types, weights, nranks):
     return out
 
 
+def per_node_events(path):
+    """The run's node types and its events per sampling interval and node."""
+    types = list(cxlsim_h5.load(path).node_type)
+    return types, np.diff(cxlsim_h5.series(path, "engine").to_numpy(), axis=0)
+
+
+def per_rank_events(types, d, cores, r):
+    """Events per interval and rank under the balanced map of r ranks."""
+    m = balanced(types, {"cn": 2.0 * cores, "mn": 1.0}, r)
+    per = np.zeros((d.shape[0], r))
+    for n, q in enumerate(m):
+        per[:, q] += d[:, n]
+    return per
+
+
 def critical_paths(path, cores, ranks):
-    run = cxlsim_h5.load(path)
-    types = list(run.node_type)
-    d = np.diff(cxlsim_h5.series(path, "engine").to_numpy(), axis=0)
+    types, d = per_node_events(path)
     total = int(d.sum())
     print(f"{path}: {len(types)} nodes, {d.shape[0]} intervals, "
           f"{int((d.sum(axis=1) > 0).sum())} with events, {total} events")
     for r in ranks:
-        m = balanced(types, {"cn": 2.0 * cores, "mn": 1.0}, r)
-        per = np.zeros((d.shape[0], r))
-        for n, q in enumerate(m):
-            per[:, q] += d[:, n]
-        crit = per.max(axis=1).sum()
+        crit = per_rank_events(types, d, cores, r).max(axis=1).sum()
         print(f"R={r:3d}: crit {int(crit):9d} events, {crit / (total / r):.2f}x the mean, "
               f"at most {total / crit:.2f}x faster than np = 1")
 
 
 def async_paths(path, g, la, cores, ranks):
-    run = cxlsim_h5.load(path)
-    types = list(run.node_type)
-    d = np.diff(cxlsim_h5.series(path, "engine").to_numpy(), axis=0)
+    types, d = per_node_events(path)
     total, k = d.sum(), la // g
     print(f"{path}: {len(types)} nodes, {d.shape[0]} intervals of {g} ns, {int(total)} events; "
           f"lookahead {la} ns = {k} intervals")
     for r in ranks:
-        m = balanced(types, {"cn": 2.0 * cores, "mn": 1.0}, r)
-        per = np.zeros((d.shape[0], r))
-        for n, q in enumerate(m):
-            per[:, q] += d[:, n]
+        per = per_rank_events(types, d, cores, r)
         nw = (per.shape[0] + k - 1) // k
         pad = np.zeros((nw * k, r))
         pad[:per.shape[0]] = per
