@@ -96,8 +96,9 @@ def camp(*args):
     return r.stdout
 
 
-def camp_csv(*args):
-    text = "".join(l for l in camp(*args, "--csv").splitlines(True) if not l.startswith("#"))
+def parse_csv(text):
+    """cxlsim-camp --csv output as dicts of floats (strings where not numbers)."""
+    text = "".join(l for l in text.splitlines(True) if not l.startswith("#"))
     rows = list(csv.DictReader(io.StringIO(text)))
     for r in rows:
         for k, v in r.items():
@@ -106,6 +107,10 @@ def camp_csv(*args):
             except (TypeError, ValueError):
                 pass
     return rows
+
+
+def camp_csv(*args):
+    return parse_csv(camp(*args, "--csv"))
 
 
 def params_path(out, dev):
@@ -441,11 +446,8 @@ def predicted_curve(out, dev, name, load=None):
     lo = ["--load", load] if load else []
     text = camp("interleave", "-p", params_path(out, dev), *lo, "--csv", "--points", "101",
                 run_path(out, name, "dram"), run_path(out, name, dev))
-    head = text.splitlines()[0]
-    runs = 2 if " 2 profiling runs" in head else 1
-    rows = camp_csv("interleave", "-p", params_path(out, dev), *lo, "--points", "101",
-                    run_path(out, name, "dram"), run_path(out, name, dev))
-    return {int(round(100 * r["x"])): r["s_total"] for r in rows}, runs
+    runs = 2 if " 2 profiling runs" in text.splitlines()[0] else 1
+    return {int(round(100 * r["x"])): r["s_total"] for r in parse_csv(text)}, runs
 
 
 def cmd_report(out):

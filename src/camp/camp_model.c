@@ -89,7 +89,9 @@
  * above 1 and a CXL run with fewer stalls). When the DRAM run's stall
  * shares sum to at most 1, 1 + S(x) >= (1 - x)(1 + S(0)) and neither x'
  * exceeds 1; the clamp is for such degenerate counts. At x = 0 and 1 the
- * two forms agree. The 5 % rule: a DRAM run within 5 % of the idle
+ * two forms agree.
+ *
+ * The 5 % rule: a DRAM run within 5 % of the idle
  * DRAM latency is latency-bound, its CXL endpoint is the §4 prediction
  * (s_C = s_D + S_comp c, at idle latency: M linear, S(x) = (1 - x) S(0)) and
  * one run is enough; otherwise the CXL-only run gives s_C and Lfull_C.
@@ -336,9 +338,10 @@ int camp_interleave(const struct camp_params *P, const struct camp_features *dra
 	for (uint32_t i = 0; i < npts; i++) {
 		double x = (double)i / (npts - 1);
 		double s[3];
-		il_eval(&q, x, x, 1 - x, s);
 		if (P->load == CAMP_LOAD_RATE)
 			il_rate(&q, x, s0[0] + s0[1] + s0[2], s);
+		else
+			il_eval(&q, x, x, 1 - x, s);
 		out->x[i] = x;
 		out->s[i] = (struct camp_slowdown){s[0], s[1], s[2], s[0] + s[1] + s[2]};
 		if (out->s[i].total < out->s[out->best].total)
