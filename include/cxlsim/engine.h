@@ -162,6 +162,15 @@ typedef const struct cxs_node_type *cxs_type_of_fn(uint32_t node, void *ctx);
 
 enum cxs_mapping { CXS_MAP_BLOCK = 0, CXS_MAP_ROUND_ROBIN = 1 };
 
+/*
+ * How ranks synchronise (engine.c, async.c): windows of one lookahead with a
+ * reduction each, or asynchronous stretches on per-peer clocks between
+ * reductions, which gains where the ranks' work is uneven inside windows
+ * but does not survive a rank killed from outside (kill -9) inside one.
+ * The results are the same with both.
+ */
+enum cxs_sync { CXS_SYNC_WINDOWS = 0, CXS_SYNC_ASYNC = 1 };
+
 /* An injected failure: the rank hosting node kills itself (--kill), or node alone fails-stop (--fail). */
 struct cxs_kill {
 	uint32_t node;
@@ -177,6 +186,7 @@ struct cxs_engine_config {
 	cxs_time end_time;      /* events at or past it are not scheduled */
 	uint64_t seed;
 	enum cxs_mapping mapping;
+	enum cxs_sync sync;
 	const uint32_t *rank_map; /* if not NULL: the rank of each node (overrides mapping) */
 	double failure_timeout_s; /* wall-clock silence that makes a rank suspect */
 	double progress_interval_s;

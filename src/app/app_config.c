@@ -15,6 +15,9 @@
  *                   (4.11 M of 4.41 M events) and gained nothing over np = 1;
  *                   balanced gives every rank 8 CNs and 8 MNs (rank_map.c)
  *
+ *   sync windows    the only scheme that survives kill -9 at any moment; async
+ *                   (src/engine/async.c) is for runs that want speed more
+ *
  *   sample_interval 0   time series cost memory on every node (8 bytes per
  *                   selected counter per sample): only when asked for
  *
@@ -55,6 +58,13 @@ const struct cxs_cfg_key cxs_app_keys[] = {
 	  .doc = "With mapping = balanced: the weight of a node of each type, e.g. \"cn=8 "
 		 "mn=1\"; types not listed keep theirs (a memory-system CN 2 per core, any "
 		 "other node 1)." },
+	{ .section = "engine", .key = "sync", .type = CXS_CFG_ENUM, .def = "windows",
+	  .choices = "windows|async",
+	  .doc = "How ranks synchronise: windows of one lookahead, each ended by a reduction, "
+		 "or async: stretches in which each rank waits only for the clocks of its "
+		 "peers, with a reduction between stretches. async is faster where ranks' work "
+		 "is uneven, but a rank killed from outside (kill -9) ends the run with an "
+		 "error; --kill and --fail work with both. Results do not depend on it." },
 	{ .section = "engine", .key = "failure_timeout", .type = CXS_CFG_DOUBLE, .def = "5.0",
 	  .doc = "Wall-clock seconds of silence after which a rank is suspected dead.",
 	  .min = 0.001, .max = 86400.0 },

@@ -866,6 +866,7 @@ static int validate(struct app *app, char *err, size_t errlen)
 		return -1;
 	e->seed = cxs_config_uint(cfg, "engine", "seed");
 	e->failure_timeout_s = cxs_config_double(cfg, "engine", "failure_timeout");
+	e->sync = cxs_config_enum(cfg, "engine", "sync") == 1 ? CXS_SYNC_ASYNC : CXS_SYNC_WINDOWS;
 	e->progress_interval_s = cxs_config_double(cfg, "engine", "progress_interval");
 	e->quiet = app->opt.quiet;
 

@@ -23,20 +23,32 @@
 
 _Static_assert(sizeof(struct wire_ev) == 32, "batch records have a 32-byte header");
 
+static void reserve(struct batch_buf *b, size_t need)
+{
+	if (need <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	unsigned char *d = realloc(b->data, cap);
+	if (!d)
+		cxs_bug(NULL, "out of memory for a batch of %zu bytes", cap);
+	b->data = d;
+	b->cap = cap;
+}
+
+void batch_append_bytes(struct batch_buf *b, const void *p, size_t n)
+{
+	reserve(b, b->len + n);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
 void batch_append(struct batch_buf *b, const struct wire_ev *w, const void *data)
 {
 	size_t pay = (w->size + 7u) & ~(size_t)7;
 	size_t need = b->len + sizeof *w + pay;
-	if (need > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < need)
-			cap *= 2;
-		unsigned char *d = realloc(b->data, cap);
-		if (!d)
-			cxs_bug(NULL, "out of memory for a batch of %zu bytes", cap);
-		b->data = d;
-		b->cap = cap;
-	}
+	reserve(b, need);
 	memcpy(b->data + b->len, w, sizeof *w);
 	if (w->size)
 		memcpy(b->data + b->len + sizeof *w, data, w->size);

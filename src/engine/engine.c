@@ -37,6 +37,14 @@
  * its full bound (up to 2L ahead), which is what PHOLD with 16 LPs, 1.5
  * events per window, gains from. Lowering a bound is always safe.
  *
+ * Stretches (engine.sync = async, async.c). After a reduction, instead of
+ * one window, the ranks may run a stretch to a common end T on per-peer
+ * clocks carried in the batches, each waiting only for the peers it depends
+ * on; the next reduction follows as after a window (async_plan decides; a
+ * stretch ends at a pending kill's time, so kills and --fail fire here as
+ * above). With stretches nobody parks. An unplanned death has no exact
+ * fail-stop inside a stretch, so under async it is an error (async_death).
+ *
  * Parking. Through the shared-memory reduction a rank without work in a
  * window takes no part in it: its contribution stands (reduce_shm.c,
  * "Parking"). Who takes part in the next reduction is a function of the
@@ -487,6 +495,8 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	e->out_reqs = engine_xcalloc((size_t)nranks, sizeof *e->out_reqs);
 	e->out_dst = engine_xcalloc((size_t)nranks, sizeof *e->out_dst);
 	e->rs = recv_set_new(nranks);
+	if (cfg->sync == CXS_SYNC_ASYNC && nranks > 1)
+		e->as = async_new(e);
 	e->alive = engine_xcalloc((size_t)nranks, 1);
 	e->live = engine_xcalloc((size_t)nranks, sizeof *e->live);
 	e->last_heard = engine_xcalloc((size_t)nranks, sizeof *e->last_heard);
@@ -506,6 +516,7 @@ void cxs_engine_free(struct cxs_engine *e)
 		return;
 	ctl_release_all();
 	rshm_free(e->rshm);
+	async_free(e->as);
 	door_close(e->door);
 	for (uint32_t i = 0; i < e->nlocal; i++) {
 		free(e->lps[i].state);
@@ -555,6 +566,11 @@ static cxs_time eff_of(const struct cxs_engine *e, uint64_t *res, int s)
 {
 	uint64_t a = red_heapmin(&e->rl, res)[s], b = red_sentmin(&e->rl, res)[s];
 	return a < b ? a : b;
+}
+
+cxs_time engine_eff(const struct cxs_engine *e, const uint64_t *res, int s)
+{
+	return eff_of(e, (uint64_t *)res, s);
 }
 
 static cxs_time global_min(const struct cxs_engine *e, uint64_t *res)
@@ -714,7 +730,7 @@ static void next_part(struct cxs_engine *e)
 		int r = e->live[i];
 		/* Reduction 0 went point to point: the first shared one needs every stamp
 		 * (a standing slot is recognised by the last stamp before it). */
-		if (!e->rshm || e->w == 0 || takes_part(e, e->result, &in, r)) {
+		if (!e->rshm || e->w == 0 || e->as || takes_part(e, e->result, &in, r)) {
 			e->part_next[r / 64] |= UINT64_C(1) << (r % 64);
 			any = true;
 		}
@@ -785,6 +801,8 @@ static cxs_time dead_rank_tf(const struct cxs_engine *e, const struct decision *
 	return bound_for(&tmp, d->prev_result, rank);
 }
 
+static void async_death(struct cxs_engine *e, uint32_t node);
+
 void engine_on_decision(struct cxs_engine *e)
 {
 	struct decision *d = &e->last;
@@ -844,7 +862,12 @@ void engine_on_decision(struct cxs_engine *e)
 		fb.nodes[fb.n] = n;
 		fb.times[fb.n++] = tf;
 		add_failure_rec(e, n, tf, cause);
+		if (e->as && strcmp(cause, "silent") == 0)
+			async_death(e, n);
 	}
+	if (e->as && e->abort_code && strstr(e->abort_msg, "engine.sync = async") && e->nlive &&
+	    e->live[0] == e->rank)
+		cxs_log(CXS_LOG_ERROR, t_fail, "%s", e->abort_msg); /* once, by the lowest survivor */
 	/*
 	 * Tell the newly dead that they are out. A rank that was only descheduled
 	 * finds this in its queue when it runs again, possibly after the
@@ -875,6 +898,26 @@ void engine_on_decision(struct cxs_engine *e)
 		return;
 	}
 	post_notices(e, fb);
+}
+
+/*
+ * engine.sync = async: a node whose rank died other than by --kill. It may
+ * have died inside a stretch, after its peers handled events it sent there,
+ * where no fail-stop time is exact (async.c): the run stops with an error that
+ * names the nodes, on every survivor, since every one applies this decision.
+ */
+static void async_death(struct cxs_engine *e, uint32_t node)
+{
+	size_t n = strlen(e->abort_msg);
+	if (!e->abort_code) {
+		e->abort_code = 1;
+		n = (size_t)snprintf(e->abort_msg, sizeof e->abort_msg,
+				     "rank %u died (engine.sync = async survives only --kill and "
+				     "--fail; engine.sync = windows survives any kill); its nodes:",
+				     e->node_rank[node]);
+	}
+	if (n < sizeof e->abort_msg)
+		snprintf(e->abort_msg + n, sizeof e->abort_msg - n, " %u", node);
 }
 
 /* Moves past the pending kill or fail to the next one whose node is still alive. */
@@ -969,6 +1012,16 @@ static void handle(struct cxs_engine *e, struct cxs_event *ev)
 	}
 }
 
+void engine_handle_next(struct cxs_engine *e)
+{
+	uint32_t slot;
+	struct cxs_event *ev = cxs_eq_pop(&e->eq, &slot);
+	handle(e, ev);
+	engine_drop_payload(ev);
+	cxs_eq_release(&e->eq, slot);
+	e->fig.events++;
+}
+
 /* The local nodes' own measure of work done, for the progress line (a few adds per node). */
 static void local_work(struct cxs_engine *e, uint64_t *done, uint64_t *total)
 {
@@ -991,12 +1044,7 @@ static void process_window(struct cxs_engine *e)
 	double t0 = comm_now(), last_service = t0;
 	unsigned n = 0;
 	while (cxs_eq_min_time(&e->eq) < e->bound && !e->abort_code) {
-		uint32_t slot;
-		struct cxs_event *ev = cxs_eq_pop(&e->eq, &slot);
-		handle(e, ev);
-		engine_drop_payload(ev);
-		cxs_eq_release(&e->eq, slot);
-		e->fig.events++;
+		engine_handle_next(e);
 		if (++n % SERVICE_EVERY_EVENTS == 0) {
 			/* Alone, the run is one window: an interrupt cannot wait for its end. */
 			if (e->nlive == 1 && e->cfg.interrupt && *e->cfg.interrupt)
@@ -1046,6 +1094,7 @@ static void build_contrib(struct cxs_engine *e)
 	red_max(&e->rl, v)[RED_MAX_CRIT_BUSY_NS] = e->fig.crit_busy_ns;
 	red_max(&e->rl, v)[RED_MAX_WIN_EVENTS] = e->fig.events - e->fig.win_events0;
 	red_max(&e->rl, v)[RED_MAX_WIN_BUSY_NS] = (uint64_t)((e->fig.busy_wall_s - e->fig.win_busy0_s) * 1e9);
+	red_max(&e->rl, v)[RED_MAX_STRETCH_NS] = async_take_wall_ns(e);
 	e->fig.win_events0 = e->fig.events;
 	e->fig.win_busy0_s = e->fig.busy_wall_s;
 	red_sum(&e->rl, v)[RED_SUM_COMMITTED] = e->fig.events; /* = sum of our nodes' counts */
@@ -1099,7 +1148,7 @@ static void finish_sends(struct cxs_engine *e)
 	}
 }
 
-static void unpack_batch(struct cxs_engine *e, const unsigned char *p, size_t len, int src)
+void engine_unpack_batch(struct cxs_engine *e, const unsigned char *p, size_t len, int src)
 {
 	size_t off = 0;
 	struct wire_ev w;
@@ -1132,7 +1181,7 @@ static void receive_batches(struct cxs_engine *e)
 	e->fig.lost_batches += (uint64_t)recv_set_wait(e, s, tag_batch(e->w));
 	for (int i = 0; i < s->n; i++)
 		if (s->state[i] == 2)
-			unpack_batch(e, s->buf[i], (size_t)s->len[i], s->src[i]);
+			engine_unpack_batch(e, s->buf[i], (size_t)s->len[i], s->src[i]);
 }
 
 /* ---- the window loop ------------------------------------------------------- */
@@ -1221,6 +1270,7 @@ static void run_windows(struct cxs_engine *e)
 				e->abort_code = (int)abort_code;
 			break;
 		}
+		async_adapt(e, red_max(&e->rl, e->result)[RED_MAX_STRETCH_NS]);
 		cxs_time gmin = global_min(e, e->result);
 		e->gmin = gmin;
 		if (gmin >= e->cfg.end_time)
@@ -1239,7 +1289,11 @@ static void run_windows(struct cxs_engine *e)
 		progress_update(e, false);
 		e->w++;
 		red_identity(&e->rl, e->contrib);
-		process_window(e);
+		cxs_time T;
+		if (async_plan(e, gmin, &T))
+			async_stretch(e, T);
+		else
+			process_window(e);
 	}
 }
 
@@ -1272,13 +1326,14 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 		"%llu windows, loop %.3f s, busy %.3f s; critical path %llu events, %.3f s busy "
 		"(the busiest rank's, window by window); %llu waits slept on the doorbell, %llu "
 		"until its bound; %ld context switches, %ld involuntary; %s reduction; parked %llu "
-		"times, out of %llu reductions",
+		"times, out of %llu reductions; %llu asynchronous stretches, %llu clock messages",
 		(unsigned long long)e->fig.windows, comm_now() - e->t_start, e->fig.busy_wall_s,
 		(unsigned long long)e->fig.crit_events, (double)e->fig.crit_busy_ns * 1e-9,
 		(unsigned long long)e->fig.door_sleeps, (unsigned long long)e->fig.door_timeouts,
 		(ru1.ru_nvcsw - ru0.ru_nvcsw) + (ru1.ru_nivcsw - ru0.ru_nivcsw),
 		ru1.ru_nivcsw - ru0.ru_nivcsw, e->rshm ? "shared-memory" : "point-to-point",
-		(unsigned long long)e->fig.parks, (unsigned long long)e->fig.parked_windows);
+		(unsigned long long)e->fig.parks, (unsigned long long)e->fig.parked_windows,
+		(unsigned long long)e->fig.stretches, (unsigned long long)e->fig.clock_msgs);
 	finish_samples(e);
 	e->fig.loop_wall_s = comm_now() - e->t_start;
 	progress_update(e, true);

@@ -2,6 +2,7 @@
  * engine_priv.h — state shared by the engine's files:
  *
  *   engine.c      window loop, model API, batches, kills, failures
+ *   async.c       asynchronous stretches between reductions (engine.sync = async)
  *   reduce.c      the per-window reduction over the live ranks (point to point)
  *   reduce_shm.c  the same through the doorbell's segment when all ranks share a host
  *   recv_set.c    receiving one message from each of several sources
@@ -13,9 +14,9 @@
  *
  * Only these files call MPI. Tags (MPI_TAG_UB >= 2^30 is checked at start):
  *
- *   bits 27..29  kind: 1 batch, 2 reduce, 3 control, 4 gather, 5 done
+ *   bits 27..29  kind: 1 batch, 2 reduce, 3 control, 4 gather, 5 done, 6 stretch
  *   bits 16..26  membership epoch (reduce only; mod 2048)
- *   bits  0..15  window number (mod 65536)
+ *   bits  0..15  window number (mod 65536; a stretch has the number of its window)
  *
  * Windows of adjacent numbers are the only ones ever in flight at once, and a
  * new epoch gives every reduction a fresh tag, so stale messages of a dead
@@ -70,7 +71,8 @@ enum {
 	RED_MAX_WIN_BUSY_NS = 3, /* wall time it took to handle them */
 	RED_MAX_CRIT_EVENTS = 4,  /* critical path before this window (engine_figures) */
 	RED_MAX_CRIT_BUSY_NS = 5,
-	RED_NMAX = 6,
+	RED_MAX_STRETCH_NS = 6,   /* wall time of the stretch just ended (async.c) */
+	RED_NMAX = 7,
 };
 enum {
 	RED_SUM_COMMITTED = 0,
@@ -282,6 +284,8 @@ struct wire_ev {
 
 /* Appends one record with its payload's bytes (size of them, inline or not). */
 void batch_append(struct batch_buf *b, const struct wire_ev *w, const void *data);
+/* Appends n raw bytes (async.c's trailer after the records). */
+void batch_append_bytes(struct batch_buf *b, const void *p, size_t n);
 /*
  * Decodes the record at *off of a batch of len bytes: 1 with *w and *payload
  * set and *off advanced, 0 at the end, -1 if the batch is truncated or a size
@@ -298,6 +302,7 @@ struct engine_figures {
 	uint64_t lost_batches;
 	uint64_t door_sleeps, door_timeouts; /* waits that slept; of those, ended by the bound */
 	uint64_t parked_windows, parks; /* reductions this rank stood out of; times it parked */
+	uint64_t stretches, clock_msgs; /* asynchronous stretches, and messages sent in them */
 	/* Over all windows, the largest rank's events and busy time (the critical path of work). */
 	uint64_t crit_events;
 	uint64_t crit_busy_ns;
@@ -398,6 +403,7 @@ struct cxs_engine {
 	uint64_t *part, *part_next; /* world ranks, B words */
 	bool epoch_fresh;          /* no reduction completed in this epoch yet: everyone takes part */
 	int interrupt_fwd;         /* a parked rank's signal, forwarded (CTL_INTERRUPT) */
+	struct async_state *as;    /* engine.sync = async with more than one rank, else NULL */
 };
 
 /* calloc that stops the run when memory runs out (engine.c). */
@@ -413,6 +419,25 @@ static inline uint64_t mix64(uint64_t h, uint64_t v)
 	h *= UINT64_C(0xff51afd7ed558ccd);
 	return h ^ (h >> 33);
 }
+
+/* ---- asynchronous stretches (async.c) ------------------------------------ */
+
+struct async_state;
+struct async_state *async_new(const struct cxs_engine *e);
+void async_free(struct async_state *a);
+/* After a reduction whose global minimum is gmin: whether a stretch runs next, to *T. */
+bool async_plan(struct cxs_engine *e, cxs_time gmin, cxs_time *T);
+/* Handles every event below T on per-peer clocks; all its messages have arrived on return. */
+void async_stretch(struct cxs_engine *e, cxs_time T);
+/* The next stretch's length from the slowest rank's wall time for the last one (same on all). */
+void async_adapt(struct cxs_engine *e, uint64_t slowest_ns);
+/* This rank's wall time for the stretch just ended (0 if none), for the reduction; resets it. */
+uint64_t async_take_wall_ns(struct cxs_engine *e);
+
+/* engine.c, for async.c: eff[s] of a reduction result, one event handled, one batch queued. */
+cxs_time engine_eff(const struct cxs_engine *e, const uint64_t *res, int s);
+void engine_handle_next(struct cxs_engine *e);
+void engine_unpack_batch(struct cxs_engine *e, const unsigned char *p, size_t len, int src);
 
 /* Applies e->last (just agreed) to the engine: live list, epoch, failures. */
 void engine_on_decision(struct cxs_engine *e);
