@@ -15,17 +15,29 @@
 NP=${1:-1}
 base=("$SRC/inputs/wb-16x4.ini" --set system.cns=4 --set system.mns=4)
 dk=(--set diktamo.check=true --set diktamo.dump_period=50us --set fabric.repl_jitter=5ns)
+# one KERNEL SIZE PROTOCOL: a run and its status check.
+one() {
+	local k=$1 s=$2 p=$3 extra=()
+	case $p in wb|wt) ;; *) extra=("${dk[@]}") ;; esac
+	run "$NP" "$WORK/$k-$p.h5" "${base[@]}" --set system.protocol="$p" \
+		--set workload.kernel="$k" --set workload.size="$s" "${extra[@]}"
+	$H5CHECK status "$WORK/$k-$p.h5" complete
+}
+# Two runs at a time (the 54 runs are independent; the suite's other tests
+# often leave a core idle beside this, its longest one).
+jobs_=()
 for ks in ocean_cp:64 ocean_ncp:64 barnes:512 raytrace:32 fluidanimate:2048 \
 	streamcluster:256 canneal:1024 bodytrack:128 ycsb:1024; do
-	k=${ks%%:*}; s=${ks##*:}
 	for p in wb wt baseline parallel proactive proactive_noc; do
-		extra=()
-		case $p in wb|wt) ;; *) extra=("${dk[@]}") ;; esac
-		run "$NP" "$WORK/$k-$p.h5" "${base[@]}" --set system.protocol=$p \
-			--set workload.kernel="$k" --set workload.size="$s" "${extra[@]}"
-		$H5CHECK status "$WORK/$k-$p.h5" complete
+		one "${ks%%:*}" "${ks##*:}" "$p" &
+		jobs_+=($!)
+		if [ ${#jobs_[@]} -ge 2 ]; then
+			wait "${jobs_[0]}"
+			jobs_=("${jobs_[@]:1}")
+		fi
 	done
 done
+for j in "${jobs_[@]}"; do wait "$j"; done
 # The checker saw every committed remote word (one per word of each
 # replication); the runs dumped logs, and the jitter reordered VALs, also
 # VALs of one word from different CNs, which the Logging Units drained in
