@@ -55,6 +55,14 @@
 /* A clock is sent on the way once it has risen by L / ASYNC_GAP (flush_due). */
 #define ASYNC_GAP 8u
 #define ASYNC_TARGET_S 0.02
+/*
+ * The longest stretch, in lookaheads: after a sparse phase (stretches of
+ * microseconds) the length could otherwise double up to the end time, and a
+ * dense phase after it would run to its end before the next reduction, with
+ * no progress line, interrupt or abort meanwhile. 1024 lookaheads of the
+ * 16x4 ocean_cp run are ~0.2 s of wall time.
+ */
+#define ASYNC_MAX_WINDOWS 1024u
 #define SERVICE_EVERY_EVENTS 1024u
 
 struct async_trailer {
@@ -89,7 +97,6 @@ struct async_state {
 	uint8_t *peer;         /* world ranks taking part in this stretch (live, not this one) */
 	uint8_t *fin;          /* world ranks whose final has arrived */
 	int nfinal_wait;       /* peers whose final has not arrived */
-	bool died;             /* a peer died inside the stretch */
 	cxs_time B;            /* min over peers of in_clock */
 	cxs_time *sent;        /* per world rank: the last clock sent to it (0: none this stretch) */
 	int *plist;            /* the peers, ascending */
@@ -187,7 +194,7 @@ void async_adapt(struct cxs_engine *e, uint64_t slowest_ns)
 		return;
 	cxs_time L = e->cfg.lookahead;
 	double s = (double)slowest_ns * 1e-9;
-	if (s < ASYNC_TARGET_S / 2 && a->len < (CXS_TIME_INF >> 2))
+	if (s < ASYNC_TARGET_S / 2 && a->len < ASYNC_MAX_WINDOWS * L)
 		a->len *= 2;
 	else if (s > ASYNC_TARGET_S * 2 && a->len >= 8 * L)
 		a->len /= 2;
@@ -309,6 +316,8 @@ static void flush_due(struct cxs_engine *e)
 {
 	struct async_state *a = e->as;
 	cxs_time c = clock_now(e), gap = e->cfg.lookahead / ASYNC_GAP;
+	if (gap == 0)
+		gap = 1; /* a lookahead below ASYNC_GAP ps: at most a message per picosecond */
 	bool reaped = false;
 	for (int i = 0; i < a->npeers; i++) {
 		int d = a->plist[i];
@@ -339,6 +348,8 @@ static void take_message(struct cxs_engine *e, int src, const unsigned char *p, 
 	struct async_trailer tr;
 	if (len < sizeof tr || !a->peer[src])
 		cxs_bug(NULL, "malformed asynchronous message from rank %d", src);
+	if (!e->alive[src])
+		return; /* sent before it died; the run stops with an error (on_death) */
 	memcpy(&tr, p + len - sizeof tr, sizeof tr);
 	engine_unpack_batch(e, p, len - sizeof tr, src);
 	e->last_heard[src] = comm_now();
@@ -355,6 +366,20 @@ static void take_message(struct cxs_engine *e, int src, const unsigned char *p, 
 }
 
 /*
+ * Gives up the receive in progress (its source died): it will never
+ * complete, and while it is pending drain() looks at nothing else. Its
+ * buffer may still be written, so it is left to MPI.
+ */
+static void drop_receive(struct async_state *a)
+{
+	MPI_Cancel(&a->rreq);
+	MPI_Request_free(&a->rreq);
+	a->rreq = MPI_REQUEST_NULL;
+	a->rbuf.data = NULL;
+	a->rbuf.cap = 0;
+}
+
+/*
  * Receives what has arrived, without waiting; returns how many messages. A
  * message above the eager limit may need several calls: its receive stays
  * pending in a->rreq and the caller's wait keeps both ends moving.
@@ -364,6 +389,8 @@ static int drain(struct cxs_engine *e)
 	struct async_state *a = e->as;
 	int got = 0;
 	for (;;) {
+		if (a->rreq != MPI_REQUEST_NULL && !e->alive[a->rsrc])
+			drop_receive(a);
 		if (a->rreq != MPI_REQUEST_NULL) {
 			int done = 0;
 			MPI_Test(&a->rreq, &done, MPI_STATUS_IGNORE);
@@ -433,7 +460,6 @@ static void begin(struct cxs_engine *e, cxs_time T)
 	}
 	memset(a->peer, 0, (size_t)e->nranks);
 	memset(a->fin, 0, (size_t)e->nranks);
-	a->died = false;
 	for (int i = 0; i < e->nlive; i++) {
 		int s = e->live[i];
 		if (s == e->rank)
@@ -479,21 +505,30 @@ static void burst(struct cxs_engine *e)
 }
 
 /*
- * A peer died inside the stretch: nothing can be made exact of it (header).
- * The decision has set the run's error (engine_on_decision); the stretch
- * ends now, with a final to the live peers that may still wait for one, and
- * the next reduction carries the abort to every survivor.
+ * A peer died inside the stretch: nothing can be made exact of it (header),
+ * and the decision has set the run's error on every survivor
+ * (engine_on_decision). The stretch still ends as usual among the live
+ * ranks — each sends its final, at once since it handles nothing more, and
+ * receives every live peer's — so that no live rank is left waiting for a
+ * send (above the eager limit) that a peer which moved on never receives;
+ * the dead are counted as finished. The next reduction then carries the
+ * abort to everyone.
  */
 static void on_death(struct cxs_engine *e)
 {
 	struct async_state *a = e->as;
-	for (int s = 0; s < e->nranks; s++)
-		if (a->peer[s] && !e->alive[s])
-			a->died = true;
-	if (a->died && !a->final_sent) {
-		flush(e, true);
-		a->final_sent = true;
+	for (int s = 0; s < e->nranks; s++) {
+		if (!a->peer[s] || e->alive[s])
+			continue;
+		if (!a->fin[s]) {
+			a->fin[s] = 1;
+			a->nfinal_wait--;
+		}
+		a->in_clock[s] = CXS_TIME_INF;
 	}
+	if (a->rreq != MPI_REQUEST_NULL && !e->alive[a->rsrc])
+		drop_receive(a);
+	recompute_bound(a, e);
 }
 
 static enum wait_result wait_peers(struct cxs_engine *e)
@@ -513,19 +548,6 @@ static enum wait_result wait_peers(struct cxs_engine *e)
 static void finish(struct cxs_engine *e)
 {
 	struct async_state *a = e->as;
-	if (a->died) {
-		/* Live peers may never receive what is left: let MPI finish it, leak the buffers. */
-		for (size_t i = 0; i < a->nfl; i++)
-			MPI_Request_free(&a->fl[i].req);
-		a->nfl = 0;
-		if (a->rreq != MPI_REQUEST_NULL) {
-			MPI_Cancel(&a->rreq);
-			MPI_Request_free(&a->rreq);
-			a->rbuf.data = NULL; /* may still be written */
-			a->rbuf.cap = 0;
-		}
-		return;
-	}
 	for (;;) {
 		reap(a);
 		if (a->nfl == 0)
@@ -580,11 +602,8 @@ void async_stretch(struct cxs_engine *e, cxs_time T)
 			break;
 		if (drain(e) > 0)
 			continue;
-		if (wait_peers(e) == WAIT_CHANGED) {
+		if (wait_peers(e) == WAIT_CHANGED)
 			on_death(e);
-			if (a->died)
-				break;
-		}
 	}
 	finish(e);
 	/* Everything sent in the stretch has arrived: the next reduction must not count it. */

@@ -411,9 +411,10 @@ struct cxs_engine *cxs_engine_new(const struct cxs_engine_config *cfg, char *err
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
-	if (!flag || *tag_ub < (6 << TAG_KIND_SHIFT)) {
-		snprintf(err, errlen, "this MPI's MPI_TAG_UB (%d) is below the 2^30 cxlsim needs",
-			 flag ? *tag_ub : -1);
+	/* The largest tag: kind 6 (a stretch's messages) with window bits set. */
+	if (!flag || *tag_ub < (7 << TAG_KIND_SHIFT) - 1) {
+		snprintf(err, errlen, "this MPI's MPI_TAG_UB (%d) is below the %d cxlsim's tags need",
+			 flag ? *tag_ub : -1, (7 << TAG_KIND_SHIFT) - 1);
 		return NULL;
 	}
 	if (validate(cfg, nranks, err, errlen) != 0)
@@ -865,9 +866,10 @@ void engine_on_decision(struct cxs_engine *e)
 		if (e->as && strcmp(cause, "silent") == 0)
 			async_death(e, n);
 	}
-	if (e->as && e->abort_code && strstr(e->abort_msg, "engine.sync = async") && e->nlive &&
-	    e->live[0] == e->rank)
-		cxs_log(CXS_LOG_ERROR, t_fail, "%s", e->abort_msg); /* once, by the lowest survivor */
+	/* Once per run, by the lowest survivor, after the first decision that found one. */
+	if (e->async_died && !e->async_died_logged && e->nlive && e->live[0] == e->rank)
+		cxs_log(CXS_LOG_ERROR, t_fail, "%s", e->abort_msg);
+	e->async_died_logged = e->async_died;
 	/*
 	 * Tell the newly dead that they are out. A rank that was only descheduled
 	 * finds this in its queue when it runs again, possibly after the
@@ -908,9 +910,12 @@ void engine_on_decision(struct cxs_engine *e)
  */
 static void async_death(struct cxs_engine *e, uint32_t node)
 {
+	if (e->abort_code && !e->async_died)
+		return; /* an earlier error (a model's) is the run's */
 	size_t n = strlen(e->abort_msg);
-	if (!e->abort_code) {
+	if (!e->async_died) {
 		e->abort_code = 1;
+		e->async_died = true;
 		n = (size_t)snprintf(e->abort_msg, sizeof e->abort_msg,
 				     "rank %u died (engine.sync = async survives only --kill and "
 				     "--fail; engine.sync = windows survives any kill); its nodes:",

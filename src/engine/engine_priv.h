@@ -404,6 +404,7 @@ struct cxs_engine {
 	bool epoch_fresh;          /* no reduction completed in this epoch yet: everyone takes part */
 	int interrupt_fwd;         /* a parked rank's signal, forwarded (CTL_INTERRUPT) */
 	struct async_state *as;    /* engine.sync = async with more than one rank, else NULL */
+	bool async_died, async_died_logged; /* abort_msg is async_death's; and printed */
 };
 
 /* calloc that stops the run when memory runs out (engine.c). */

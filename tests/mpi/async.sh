@@ -12,6 +12,12 @@
 #   external  kill -9 of a rank inside a stretch: every survivor stops with an
 #             error naming the dead rank and its nodes, non-zero, no hang, no
 #             file passed off as complete
+#   external_rendezvous  the same with Open MPI's eager limit at 256 bytes,
+#             so that nearly every batch is a rendezvous transfer, which moves
+#             only while both ends poll (a survivor that left its stretch
+#             before its live peers' finals could leave one of them waiting
+#             for such a transfer for ever; that took an interleaving this
+#             test does not force, found with an instrumented build)
 #   interrupt SIGTERM to the wrapper: the run stops on every rank, the file is
 #             written marked interrupted, exit 143
 . "$(dirname "$0")/common.sh"
@@ -69,7 +75,8 @@ kill)
 	$H5CHECK same "$WORK/rw.h5" "$WORK/ra.h5"
 	/usr/bin/python3 "$SRC/analysis/cxlsim-imagediff" --image recovered "$WORK/rw.h5" "$WORK/ra.h5"
 	;;
-external)
+external|external_rendezvous)
+	[ "$mode" = external ] || export OMPI_MCA_btl_vader_eager_limit=256
 	out="$WORK/ext.h5"
 	"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=100ms \
 		--set engine.failure_timeout=1.0 "${A[@]}" >"$out.stdout" 2>"$out.stderr" &
