@@ -5,7 +5,9 @@
 #   same      PHOLD at np 2, 3 (round robin), 4 and 8 (oversubscribed), the
 #             16x4 memory system on ocean_cp and DIKTAMO-proactive with dumps
 #             (batches of megabytes: transfers above the eager limit) at np 2,
-#             3 and 8: every counter of every node identical to windows at np 1
+#             3 and 8: every counter of every node identical to windows at np 1;
+#             and a model's error inside a stretch (a coherence deadlock) stops
+#             every rank with it, as under windows
 #   kill      --kill and --fail under async: the same results, failure time and
 #             cause as under windows, at several rank counts, on PHOLD and on a
 #             DIKTAMO recovery (the recovered image identical)
@@ -47,6 +49,11 @@ same)
 	run 8 "$WORK/da8.h5" "${D[@]}" "${A[@]}"
 	$H5CHECK status "$WORK/da8.h5" complete
 	$H5CHECK same "$WORK/d1.h5" "$WORK/da2.h5" "$WORK/da8.h5"
+	run_fail 2 "$WORK/dl.h5" --model memsys --end 5ms --set tester.ops=5000 \
+		--set coherence.drop_message=inv_ack "${A[@]}"
+	grep -qE "deadlock: (node|home) [0-9]+ line 0x[0-9a-f]+ " "$WORK/dl.h5.stderr" ||
+		{ echo "no deadlock report under async"; cat "$WORK/dl.h5.stderr"; exit 1; }
+	$H5CHECK status "$WORK/dl.h5" "error: deadlock"
 	;;
 kill)
 	K=(--set phold.lps=6 --set engine.end_time=300us --set phold.remote=0.5 --seed 3
@@ -66,11 +73,13 @@ kill)
 	run 4 "$WORK/fa.h5" "${F[@]}" "${A[@]}"
 	$H5CHECK same "$WORK/fw.h5" "$WORK/fa.h5"
 	$H5CHECK failtime "$WORK/fa.h5" 50000000
-	# DIKTAMO: CN 0 killed on its own rank, recovery by the others, under both schemes.
+	# DIKTAMO: CN 0 killed on its own rank, recovery by the others, under both
+	# schemes (np 3, CN 0 alone on rank 0; the timeout bounds the detection).
 	R=("$SRC/inputs/wb-16x4.ini" --set system.cns=4 --set system.mns=4 --set system.protocol=proactive
-		--set workload.kernel=ycsb --set workload.size=1024 --kill 0@25us --set engine.failure_timeout=2.0)
-	run 8 "$WORK/rw.h5" "${R[@]}"
-	run 8 "$WORK/ra.h5" "${R[@]}" "${A[@]}"
+		--set workload.kernel=ycsb --set workload.size=1024 --kill 0@25us --set engine.failure_timeout=0.5
+		--set engine.mapping=explicit --set "engine.map=0 1 1 1 2 2 2 2")
+	run 3 "$WORK/rw.h5" "${R[@]}"
+	run 3 "$WORK/ra.h5" "${R[@]}" "${A[@]}"
 	$H5CHECK status "$WORK/ra.h5" complete-with-failures
 	$H5CHECK same "$WORK/rw.h5" "$WORK/ra.h5"
 	/usr/bin/python3 "$SRC/analysis/cxlsim-imagediff" --image recovered "$WORK/rw.h5" "$WORK/ra.h5"
