@@ -40,8 +40,9 @@
  * What a stretch does not survive is a rank dying inside it (kill -9): its
  * peers have handled events it sent them after the last reduction, so there
  * is no window boundary at which to put its fail-stop. The survivors detect
- * it as in any wait (comm.c), stop with an error naming the rank and its
- * nodes, and write no result; engine.sync = windows (the default) survives it.
+ * it as in any wait (comm.c), end the stretch among themselves (on_death)
+ * and stop with an error naming the rank and its nodes, which is the status
+ * of the file they write; engine.sync = windows (the default) survives it.
  */
 #include "engine_priv.h"
 
@@ -50,7 +51,7 @@
 
 #define TAG_ASYNC (6 << TAG_KIND_SHIFT)
 #define ASYNC_FINAL UINT64_C(1)
-/* Events between two looks at the peers' messages inside a burst. */
+/* Events between two checks, inside a burst, of whether a clock is due (flush_due). */
 #define ASYNC_CHECK_EVENTS 16u
 /* A clock is sent on the way once it has risen by L / ASYNC_GAP (flush_due). */
 #define ASYNC_GAP 8u
