@@ -437,36 +437,16 @@ static int poll_async(void *ctx, int arg)
 static void begin(struct cxs_engine *e, cxs_time T)
 {
 	struct async_state *a = e->as;
-	cxs_time L = e->cfg.lookahead;
 	a->T = T;
 	a->final_sent = false;
 	a->nfinal_wait = 0;
-	/*
-	 * What each peer can send at the earliest, from the last reduction: it
-	 * handles nothing below its own eff, nor below what the others can send
-	 * it (their smallest eff + L), and adds L to what it sends.
-	 */
-	cxs_time m1 = CXS_TIME_INF, m2 = CXS_TIME_INF;
-	int r1 = -1;
-	for (int i = 0; i < e->nlive; i++) {
-		int s = e->live[i];
-		cxs_time x = engine_eff(e, e->result, s);
-		if (r1 < 0 || x < m1) {
-			m2 = m1;
-			m1 = x;
-			r1 = s;
-		} else if (x < m2) {
-			m2 = x;
-		}
-	}
 	memset(a->peer, 0, (size_t)e->nranks);
 	memset(a->fin, 0, (size_t)e->nranks);
 	for (int i = 0; i < e->nlive; i++) {
 		int s = e->live[i];
 		if (s == e->rank)
 			continue;
-		cxs_time others = s == r1 ? m2 : m1;
-		a->in_clock[s] = tsat_add(tmin(engine_eff(e, e->result, s), tsat_add(others, L)), L);
+		a->in_clock[s] = engine_first_send(e, e->result, s);
 		a->peer[s] = 1;
 		a->sent[s] = 0;
 		a->nfinal_wait++;

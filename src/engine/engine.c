@@ -569,11 +569,6 @@ static cxs_time eff_of(const struct cxs_engine *e, uint64_t *res, int s)
 	return a < b ? a : b;
 }
 
-cxs_time engine_eff(const struct cxs_engine *e, const uint64_t *res, int s)
-{
-	return eff_of(e, (uint64_t *)res, s);
-}
-
 static cxs_time global_min(const struct cxs_engine *e, uint64_t *res)
 {
 	cxs_time m = CXS_TIME_INF;
@@ -655,6 +650,21 @@ static cxs_time bound_of(const struct cxs_engine *e, const uint64_t *res,
 	if (e->kill_pending >= 0 && b > e->cfg.kills[e->kill_pending].time)
 		b = e->cfg.kills[e->kill_pending].time;
 	return b;
+}
+
+/*
+ * What rank s can send at the earliest after result res (async.c, a
+ * stretch's first clocks): it handles nothing below its own eff, nor below
+ * what the others can send it (their smallest eff + L), and adds L to what
+ * it sends. The same inputs as its bound.
+ */
+cxs_time engine_first_send(const struct cxs_engine *e, const uint64_t *res, int s)
+{
+	struct bound_inputs in;
+	bound_inputs_of(e, res, &in);
+	cxs_time L = e->cfg.lookahead, others = s == in.min1_rank ? in.min2 : in.min1;
+	cxs_time mine = eff_of(e, (uint64_t *)res, s), via = sat_add(others, L);
+	return sat_add(mine < via ? mine : via, L);
 }
 
 static cxs_time bound_for(const struct cxs_engine *e, uint64_t *res, int r)

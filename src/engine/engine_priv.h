@@ -435,8 +435,11 @@ void async_adapt(struct cxs_engine *e, uint64_t slowest_ns);
 /* This rank's wall time for the stretch just ended (0 if none), for the reduction; resets it. */
 uint64_t async_take_wall_ns(struct cxs_engine *e);
 
-/* engine.c, for async.c: eff[s] of a reduction result, one event handled, one batch queued. */
-cxs_time engine_eff(const struct cxs_engine *e, const uint64_t *res, int s);
+/*
+ * engine.c, for async.c: the earliest event rank s can send after reduction
+ * res; one event handled; one batch queued.
+ */
+cxs_time engine_first_send(const struct cxs_engine *e, const uint64_t *res, int s);
 void engine_handle_next(struct cxs_engine *e);
 void engine_unpack_batch(struct cxs_engine *e, const unsigned char *p, size_t len, int src);
 
