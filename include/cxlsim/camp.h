@@ -82,6 +82,13 @@ const char *camp_ev_perf(enum camp_ev e);
 int camp_read(const char *path, struct camp_counts *out, char *err, size_t errlen);
 int camp_read_h5(const char *path, struct camp_counts *out, char *err, size_t errlen);
 int camp_read_perf(const char *path, struct camp_counts *out, char *err, size_t errlen);
+/*
+ * A cxlsim HDF5 file's counters per core (one thread each: camp.ini runs one
+ * thread a core), in *out (malloc'd, *n of them; free()). No time: the run's
+ * is camp_read_h5's. A perf file has no per-thread reader yet: -1.
+ */
+int camp_read_h5_threads(const char *path, struct camp_counts **out, uint32_t *n, char *err,
+			 size_t errlen);
 /* Parses perf stat output held in memory (name is used in messages). */
 int camp_parse_perf(const char *name, const char *text, struct camp_counts *out, char *err,
 		    size_t errlen);
@@ -173,6 +180,14 @@ struct camp_slowdown {
 };
 void camp_predict(const struct camp_params *P, const struct camp_features *f,
 		  struct camp_slowdown *out);
+/*
+ * The slowdown of the slowest thread (camp_model.c, "The critical thread"):
+ * each thread's time c_i (1 + S_i), S_i Eq. 5-7 on its own counters, the
+ * program's the largest, over the largest c_i: max c_i (1 + S_i) / max c_i - 1.
+ * NAN when fewer than two threads ran (then the process's sum is the answer).
+ */
+double camp_predict_critical(const struct camp_params *P, const struct camp_counts *threads,
+			     uint32_t n);
 /* 0 if c has every event P's S_DRd form reads (P11 for x = L), else -1. */
 int camp_predict_need(const struct camp_params *P, const struct camp_counts *c, char *err,
 		      size_t errlen);

@@ -141,6 +141,30 @@ static bool exists(hid_t loc, const char *path)
 	return H5Lexists(loc, path, H5P_DEFAULT) > 0;
 }
 
+/* A uint64 column of n rows, as doubles into buf; -1 if it cannot be read or has other rows. */
+static int read_rows(hid_t loc, const char *name, double *buf, hssize_t n)
+{
+	int rc = -1;
+	hid_t d = H5Dopen2(loc, name, H5P_DEFAULT), sp = -1;
+	uint64_t *u = NULL;
+	if (d < 0)
+		return -1;
+	sp = H5Dget_space(d);
+	if (sp < 0 || H5Sget_simple_extent_npoints(sp) != n || !(u = malloc((size_t)n * sizeof *u)))
+		goto out;
+	if (H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, u) < 0)
+		goto out;
+	for (hssize_t i = 0; i < n; i++)
+		buf[i] = (double)u[i];
+	rc = 0;
+out:
+	free(u);
+	if (sp >= 0)
+		H5Sclose(sp);
+	H5Dclose(d);
+	return rc;
+}
+
 /* Adds the core group's counter columns (summed over its rows: every core of every CN). */
 static int add_core(hid_t g, struct acc *a)
 {
@@ -314,6 +338,93 @@ int camp_read_h5(const char *path, struct camp_counts *out, char *err, size_t er
 		camp_add(out, CAMP_TIME_NS, (double)(a.roi_end - a.roi_begin) / 1e3);
 	rc = 0;
 out:
+	if (f >= 0)
+		H5Fclose(f);
+	H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+	return rc;
+}
+
+/*
+ * Per core: the same events as camp_read_h5 from each row of /stats/core
+ * (its P7/P8 from the row's own prefetch counters). Called on a file
+ * camp_read_h5 accepted, so only reading can fail here.
+ */
+int camp_read_h5_threads(const char *path, struct camp_counts **out, uint32_t *n, char *err,
+			 size_t errlen)
+{
+	H5E_auto2_t old_fn;
+	void *old_data;
+	H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	int rc = -1;
+	*out = NULL;
+	*n = 0;
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), g = -1, d = -1, sp = -1;
+	hssize_t rows = -1;
+	struct camp_counts *t = NULL;
+	double *col = NULL, *pf[3] = {NULL, NULL, NULL};
+	const char *what = "cycles";
+	if (f < 0 || (g = H5Gopen2(f, "/stats/core", H5P_DEFAULT)) < 0 ||
+	    (d = H5Dopen2(g, "cycles", H5P_DEFAULT)) < 0 || (sp = H5Dget_space(d)) < 0 ||
+	    (rows = H5Sget_simple_extent_npoints(sp)) <= 0)
+		goto out;
+	t = calloc((size_t)rows, sizeof *t);
+	col = malloc((size_t)rows * sizeof *col);
+	for (int i = 0; i < 3; i++)
+		pf[i] = calloc((size_t)rows, sizeof *pf[i]);
+	if (!t || !col || !pf[0] || !pf[1] || !pf[2]) {
+		what = "(out of memory)";
+		goto out;
+	}
+	for (hssize_t r = 0; r < rows; r++)
+		snprintf(t[r].source, sizeof t[r].source, "%s (core row %lld)", path, (long long)r);
+	struct map all[NMAP + 6];
+	size_t nall = 0;
+	for (size_t i = 0; i < NMAP; i++)
+		all[nall++] = core_map[i];
+	for (int s = exists(g, drd_map[0][0].name) ? 0 : 1; s < 2; s++)
+		for (int i = 0; i < 3; i++)
+			all[nall++] = drd_map[s][i];
+	for (size_t i = 0; i < nall; i++) {
+		if (!exists(g, all[i].name))
+			continue;
+		what = all[i].name;
+		if (read_rows(g, all[i].name, col, rows) != 0)
+			goto out;
+		for (hssize_t r = 0; r < rows; r++)
+			camp_add(&t[r], all[i].ev, col[r]);
+	}
+	static const char *const pfn[3] = {"l1_pf_from_mem", "l1_pf_requests", "l1_pf_offcore"};
+	bool have[3];
+	for (int i = 0; i < 3; i++) {
+		what = pfn[i];
+		have[i] = exists(g, pfn[i]);
+		if (have[i] && read_rows(g, pfn[i], pf[i], rows) != 0)
+			goto out;
+	}
+	if ((have[1] || have[2]) && have[0])
+		for (hssize_t r = 0; r < rows; r++) {
+			double any = have[2] ? pf[2][r] : pf[1][r];
+			camp_add(&t[r], CAMP_PF_L1D_ANY, any);
+			camp_add(&t[r], CAMP_PF_L1D_L3HIT, any - pf[0][r]);
+		}
+	*out = t;
+	*n = (uint32_t)rows;
+	t = NULL;
+	rc = 0;
+out:
+	if (rc != 0)
+		snprintf(err, errlen, "%s: cannot read /stats/core/%s per core", path, what);
+	free(t);
+	free(col);
+	for (int i = 0; i < 3; i++)
+		free(pf[i]);
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (d >= 0)
+		H5Dclose(d);
+	if (g >= 0)
+		H5Gclose(g);
 	if (f >= 0)
 		H5Fclose(f);
 	H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);

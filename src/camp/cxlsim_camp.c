@@ -4,7 +4,7 @@
  * counters from cxlsim HDF5 files or `perf stat` output.
  *
  *   cxlsim-camp calibrate [-o PARAMS] [--idle-dram C] [--idle-cxl C] DRAM CXL [DRAM CXL ...]
- *   cxlsim-camp predict   -p PARAMS [--csv] DRAM ...
+ *   cxlsim-camp predict   -p PARAMS [--csv] [--sum] DRAM ...
  *   cxlsim-camp predict   -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL
  *   cxlsim-camp interleave -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate]
  *                          [--points N] DRAM [CXL]
@@ -32,8 +32,11 @@ static const char usage[] =
 	"        fit p, q, k_drd, k_cache, k_store from microbenchmark pairs (a DRAM-only and a\n"
 	"        CXL-only run each; the four microbenchmarks of CAMP); writes PARAMS\n"
 	"        (default camp-params.txt)\n"
-	"  predict -p PARAMS [--csv] DRAM ...\n"
-	"        S_DRd, S_Cache, S_Store and their sum from DRAM-only runs (CAMP Eq. 5-7)\n"
+	"  predict -p PARAMS [--csv] [--sum] DRAM ...\n"
+	"        S_DRd, S_Cache, S_Store and the slowdown S from DRAM-only runs (CAMP Eq. 5-7);\n"
+	"        S is the slowest thread's (each thread from its own counters) where the file\n"
+	"        has per-core counters (cxlsim HDF5), else, and with --sum, the components' sum\n"
+	"        over the process's counters (the paper's)\n"
 	"  predict -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL\n"
 	"        CAMP's workflow: a latency-bound run (the 5 %% rule) from itself, a\n"
 	"        bandwidth-bound one from both runs (Eq. 10 at x = 0)\n"
@@ -51,6 +54,19 @@ static const char usage[] =
 	"        the Table 5 events as read from each file\n"
 	"FILES are cxlsim HDF5 outputs or perf stat output (text, or -x, CSV; SKX or SPR/EMR names).\n";
 
+/* A cxlsim HDF5 file (its per-core counters give the critical thread). */
+static bool is_h5(const char *path)
+{
+	static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+	unsigned char head[8] = {0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+}
+
 static int fail(const char *msg)
 {
 	fprintf(stderr, "cxlsim-camp: %s\n", msg);
@@ -65,7 +81,7 @@ static int bad_usage(const char *msg)
 
 struct opts {
 	const char *params, *out;
-	bool csv, pair;
+	bool csv, pair, sum;
 	uint32_t runs, points;
 	int load; /* enum camp_load, -1: the parameter file's */
 	double idle_dram, idle_cxl;
@@ -90,6 +106,8 @@ static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--csv") == 0) {
 			o->csv = true;
+		} else if (strcmp(a, "--sum") == 0) {
+			o->sum = true;
 		} else if (strcmp(a, "--pair") == 0) {
 			o->pair = true;
 		} else if (strcmp(a, "-p") == 0 || strcmp(a, "--params") == 0) {
@@ -252,7 +270,7 @@ static int cmd_predict(const struct opts *o)
 		return cmd_predict_pair(o, &P);
 	if (o->csv)
 		printf("file,s_drd,s_cache,s_store,s_total,l_over_mlp,latency,mlp,s_llc,s_cache_stalls,"
-		       "s_sb,r_lfb,r_mem\n");
+		       "s_sb,r_lfb,r_mem,s_sum,threads\n");
 	for (size_t i = 0; i < o->nfiles; i++) {
 		struct camp_counts c;
 		struct camp_features f;
@@ -262,15 +280,30 @@ static int cmd_predict(const struct opts *o)
 		    camp_predict_need(&P, &c, err, sizeof err) != 0)
 			return fail(err);
 		camp_predict(&P, &f, &s);
+		double sum = s.total;
+		uint32_t threads = 1;
+		if (!o->sum && is_h5(o->files[i])) {
+			struct camp_counts *t;
+			uint32_t n;
+			if (camp_read_h5_threads(o->files[i], &t, &n, err, sizeof err) != 0)
+				return fail(err);
+			double crit = camp_predict_critical(&P, t, n);
+			free(t);
+			if (!isnan(crit)) {
+				s.total = crit;
+				threads = n;
+			}
+		}
 		if (o->csv)
-			printf("%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+			printf("%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%u\n",
 			       o->files[i], s.drd, s.cache, s.store, s.total, f.lom, f.lat, f.mlp, f.s_llc,
-			       f.s_cache, f.s_sb, f.r_lfb, f.r_mem);
+			       f.s_cache, f.s_sb, f.r_lfb, f.r_mem, sum, threads);
 		else
-			printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f  (L %.1f, L/MLP %.1f "
+			printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f%s  (L %.1f, L/MLP %.1f "
 			       "cycles, C %.2f, s_LLC %.2f, s_Cache %.2f, s_SB %.2f, R_LFB %.2f, R_Mem "
 			       "%.2f%s)\n",
-			       o->files[i], s.drd, s.cache, s.store, s.total, f.lat, f.lom, f.c_mem,
+			       o->files[i], s.drd, s.cache, s.store, s.total,
+			       threads > 1 ? " (slowest thread)" : "", f.lat, f.lom, f.c_mem,
 			       f.s_llc, f.s_cache, f.s_sb, f.r_lfb, f.r_mem,
 			       f.r_mem_uncore ? " uncore" : "");
 	}

@@ -7,6 +7,8 @@
 #     rule: a latency-bound one from its DRAM run alone, a bandwidth-bound one
 #     from its DRAM and CXL runs): Pearson r of predicted against measured
 #     slowdown >= 0.9, with at least four predicted from one run;
+#   - a run's S is its slowest thread's (per-core counters), --sum the
+#     process's sum;
 #   - R_Mem reads P7 as the L1 prefetches that missed L2;
 #   - a workload whose counters are swapped (stalls on L3 misses <-> cycles
 #     bound on stores, in a copy of its file) is mispredicted by far;
@@ -75,7 +77,7 @@ PY
 # L2 hit): cxlsim-camp's R_Mem is l1_pf_from_mem / l1_pf_offcore, and the
 # offcore ones are a subset of all L1 prefetches.
 for n in spmv gpt2_mlp; do
-	rm_=$("$CAMP" predict -p "$WORK/params.txt" --csv "$WORK/$n-dram.h5" | tail -1 | awk -F, '{print $NF}')
+	rm_=$("$CAMP" predict -p "$WORK/params.txt" --csv "$WORK/$n-dram.h5" | tail -1 | cut -d, -f13)
 	/usr/bin/python3 - "$WORK/$n-dram.h5" "$rm_" <<'PY'
 import sys, h5py
 c = h5py.File(sys.argv[1], "r")["stats/core"]
@@ -85,6 +87,17 @@ assert abs(float(sys.argv[2]) - mem / off) < 1e-5, (sys.argv[2], mem / off)
 print(f"{sys.argv[1].split('/')[-1]}: R_Mem {mem / off:.4f} (over all L1 prefetches it would be {mem / req:.4f})")
 PY
 done
+# The slowest thread: an HDF5 run's S is predicted per core (2 threads here);
+# --sum gives the paper's sum over the process's counters.
+crit=$("$CAMP" predict -p "$WORK/params.txt" --csv "$WORK/mcf-dram.h5" | tail -1)
+sum=$("$CAMP" predict -p "$WORK/params.txt" --csv --sum "$WORK/mcf-dram.h5" | tail -1)
+/usr/bin/python3 - "$crit" "$sum" <<'PY'
+import sys
+c, s = sys.argv[1].split(","), sys.argv[2].split(",")
+assert c[14] == "2" and s[14] == "1", (c, s)
+assert c[13] == s[4] == s[13] and c[1:4] == s[1:4], (c, s)
+print(f"mcf: slowest of 2 threads {float(c[4]):.3f}, the process's sum {float(s[4]):.3f}")
+PY
 # The fit can fail: swapped counters (a copy of the file whose columns swap).
 SWAP="$SRC/tests/mpi/camp_h5swap.py"
 /usr/bin/python3 "$SWAP" "$WORK/xsbench-dram.h5" "$WORK/xs-swapped.h5" stalls_l3_miss bound_on_stores

@@ -160,6 +160,40 @@ START_TEST(test_predict_matches_hand_values)
 }
 END_TEST
 
+/*
+ * The critical thread: a thread that stalls (the fixture's counts, S 0.5125)
+ * beside one that only spins, the same cycles and no stalls. The program
+ * takes the stalling thread's time, 1.5125 c; the process's sum halves every
+ * stall share and would say about half of that. A spinning thread that ran
+ * twice as long (an uneven end) hides the other's growth entirely.
+ */
+START_TEST(test_predict_critical_thread)
+{
+	struct camp_counts t[3];
+	struct camp_features f;
+	struct camp_slowdown s;
+	char err[1024];
+	struct camp_params P = {.p = 1, .q = 0.01, .k_drd = 1, .k_cache = 2, .k_store = 3};
+	ck_assert(camp_read(fx("skx_text.txt"), &t[0], err, sizeof err) == 0);
+	t[1] = t[0];
+	t[1].v[CAMP_STALLS_L1D] = t[1].v[CAMP_STALLS_L2] = t[1].v[CAMP_STALLS_L3] = 0;
+	t[1].v[CAMP_BOUND_STORES] = 0;
+	ck_assert(camp_features_for(&P, &t[1], &f, err, sizeof err) == 0);
+	camp_predict(&P, &f, &s);
+	ck_assert(near(s.total, 0, 1e-12));
+	ck_assert(near(camp_predict_critical(&P, t, 2), 0.5125, 1e-12));
+	/* a core that ran nothing does not count */
+	t[2] = t[1];
+	t[2].v[CAMP_CYCLES] = 0;
+	ck_assert(near(camp_predict_critical(&P, t, 3), 0.5125, 1e-12));
+	/* the spinning thread ran 2 c: the slowest stays at 2 c */
+	t[1].v[CAMP_CYCLES] *= 2;
+	ck_assert(near(camp_predict_critical(&P, t, 2), 0, 1e-12));
+	/* one thread: no critical-thread answer, the process's sum is it */
+	ck_assert(isnan(camp_predict_critical(&P, t, 1)));
+}
+END_TEST
+
 /* A run's counts with the fixture's shape, but latency l, MLP m and stall shares given. */
 static struct camp_counts synth(double cycles, double l, double m, double s_llc, double s_cache,
 				double s_sb, double time)
@@ -585,6 +619,7 @@ Suite *camp_suite(void)
 	tcase_add_test(tc, test_perf_layouts_in_memory);
 	tcase_add_test(tc, test_perf_errors_are_one_clear_line);
 	tcase_add_test(tc, test_predict_matches_hand_values);
+	tcase_add_test(tc, test_predict_critical_thread);
 	tcase_add_test(tc, test_calibrate_recovers_known_constants);
 	tcase_add_test(tc, test_calibrate_chooses_latency_form);
 	tcase_add_test(tc, test_demand_read_events_l3_miss_or_paper);
