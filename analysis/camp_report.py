@@ -386,7 +386,10 @@ def dominant(x):
     """Which of the measured slowdown's parts carries most of a misprediction:
     one of the three components' errors, or the time no stall counter holds."""
     p, m = x["p"], x["m"]
-    err = {"nonstall": m["s_total"] - (m["s_drd"] + m["s_cache"] + m["s_store"]),
+    # the time in no stall component, less what the slowest-thread prediction
+    # already adds above the components' sum (0 for the paper's sum)
+    err = {"nonstall": (m["s_total"] - (m["s_drd"] + m["s_cache"] + m["s_store"])) -
+                       (p["s_total"] - (p["s_drd"] + p["s_cache"] + p["s_store"])),
            "drd": p["s_drd"] - m["s_drd"], "cache": p["s_cache"] - m["s_cache"],
            "store": p["s_store"] - m["s_store"]}
     k = max(err, key=lambda k: abs(err[k]))
