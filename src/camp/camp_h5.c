@@ -105,20 +105,39 @@ struct acc {
 	const char *err_what;        /* first failure */
 };
 
-/* Sum of a uint64 dataset (scalar or 1-D); -1 if it cannot be read. */
-static int read_sum(hid_t loc, const char *name, double *sum, uint64_t *mn, uint64_t *mx)
+/* A uint64 dataset (scalar or 1-D) into *buf (malloc'd, *n values); -1 if it cannot be read. */
+static int read_u64(hid_t loc, const char *name, uint64_t **buf, hssize_t *n)
 {
 	int rc = -1;
 	hid_t d = H5Dopen2(loc, name, H5P_DEFAULT), sp = -1;
-	uint64_t *buf = NULL;
+	*buf = NULL;
 	if (d < 0)
 		return -1;
 	sp = H5Dget_space(d);
-	hssize_t n = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
-	if (n < 0 || !(buf = malloc((size_t)(n ? n : 1) * sizeof *buf)))
+	*n = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
+	if (*n < 0 || !(*buf = malloc((size_t)(*n ? *n : 1) * sizeof **buf)))
 		goto out;
-	if (n > 0 && H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+	if (*n > 0 && H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, *buf) < 0)
 		goto out;
+	rc = 0;
+out:
+	if (rc != 0) {
+		free(*buf);
+		*buf = NULL;
+	}
+	if (sp >= 0)
+		H5Sclose(sp);
+	H5Dclose(d);
+	return rc;
+}
+
+/* Sum of a uint64 dataset (scalar or 1-D), its min and max; -1 if it cannot be read. */
+static int read_sum(hid_t loc, const char *name, double *sum, uint64_t *mn, uint64_t *mx)
+{
+	uint64_t *buf;
+	hssize_t n;
+	if (read_u64(loc, name, &buf, &n) != 0)
+		return -1;
 	*sum = 0;
 	for (hssize_t i = 0; i < n; i++) {
 		*sum += (double)buf[i];
@@ -127,13 +146,8 @@ static int read_sum(hid_t loc, const char *name, double *sum, uint64_t *mn, uint
 		if (mx && buf[i] > *mx)
 			*mx = buf[i];
 	}
-	rc = 0;
-out:
 	free(buf);
-	if (sp >= 0)
-		H5Sclose(sp);
-	H5Dclose(d);
-	return rc;
+	return 0;
 }
 
 static bool exists(hid_t loc, const char *path)
@@ -144,25 +158,14 @@ static bool exists(hid_t loc, const char *path)
 /* A uint64 column of n rows, as doubles into buf; -1 if it cannot be read or has other rows. */
 static int read_rows(hid_t loc, const char *name, double *buf, hssize_t n)
 {
-	int rc = -1;
-	hid_t d = H5Dopen2(loc, name, H5P_DEFAULT), sp = -1;
-	uint64_t *u = NULL;
-	if (d < 0)
+	uint64_t *u;
+	hssize_t got;
+	if (read_u64(loc, name, &u, &got) != 0)
 		return -1;
-	sp = H5Dget_space(d);
-	if (sp < 0 || H5Sget_simple_extent_npoints(sp) != n || !(u = malloc((size_t)n * sizeof *u)))
-		goto out;
-	if (H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, u) < 0)
-		goto out;
-	for (hssize_t i = 0; i < n; i++)
+	for (hssize_t i = 0; got == n && i < n; i++)
 		buf[i] = (double)u[i];
-	rc = 0;
-out:
 	free(u);
-	if (sp >= 0)
-		H5Sclose(sp);
-	H5Dclose(d);
-	return rc;
+	return got == n ? 0 : -1;
 }
 
 /* Adds the core group's counter columns (summed over its rows: every core of every CN). */
