@@ -1261,6 +1261,24 @@ static void reduce_window(struct cxs_engine *e)
 	}
 }
 
+/*
+ * Test hook (the external-kill tests, tests/mpi/common.sh): CXLSIM_TEST_READY=DIR; each rank
+ * creates DIR/rank.R once every rank has finished the first reduction, so a
+ * test that kills a rank from outside kills it in the run, not in MPI_Init or
+ * the workload's set-up (a kill there is a start-up failure, another test's).
+ */
+static void mark_ready(const struct cxs_engine *e)
+{
+	const char *dir = getenv("CXLSIM_TEST_READY");
+	if (!dir)
+		return;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/rank.%d", dir, e->rank);
+	FILE *f = fopen(path, "w");
+	if (f)
+		fclose(f);
+}
+
 static void run_windows(struct cxs_engine *e)
 {
 	for (;;) {
@@ -1270,6 +1288,7 @@ static void run_windows(struct cxs_engine *e)
 		if (e->w == 0) {
 			door_unlink(e->door); /* every rank took part, so every rank opened it */
 			e->rshm = rshm_attach(e);
+			mark_ready(e);
 		}
 		memcpy(e->prev_result, e->done_result, e->rl.total * sizeof *e->result);
 		memcpy(e->done_result, e->result, e->rl.total * sizeof *e->result);

@@ -96,7 +96,8 @@ external|external_rendezvous)
 		sleep 0.1
 	done
 	[ -n "$pid" ] || { echo "rank 2 never started"; kill $mp; exit 1; }
-	sleep 1.0
+	wait_in_run 2 || { kill $mp; exit 1; }
+	sleep 0.5
 	kill -9 "$pid" || { echo "rank 2 ended before the kill: lengthen the run"; exit 1; }
 	for _ in $(seq 300); do kill -0 $mp 2>/dev/null || break; sleep 0.2; done
 	if kill -0 $mp 2>/dev/null; then

@@ -69,3 +69,23 @@ pid_of_rank() {
 	return 1
 }
 export CXLSIM_TEST_TAG="$WORK"
+
+# Each rank creates $READY/rank.R once every rank has finished the first
+# reduction (engine.c, mark_ready): a test that kills a rank from outside in
+# the run waits for it (wait_in_run), since MPI_Init alone can take seconds on
+# a loaded machine. ready_reset before each run.
+READY="$WORK/ready"
+export CXLSIM_TEST_READY="$READY"
+ready_reset() { rm -rf "$READY"; mkdir -p "$READY"; }
+ready_reset
+
+# wait_in_run R [SECONDS]: wait until rank R is in the run (default bound 120 s).
+wait_in_run() {
+	local r=$1 i
+	for i in $(seq $((${2:-120} * 20))); do
+		[ -e "$READY/rank.$r" ] && return 0
+		sleep 0.05
+	done
+	echo "rank $r never reached the run"
+	return 1
+}

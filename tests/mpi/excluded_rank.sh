@@ -13,7 +13,8 @@ mp=$!
 pid=""
 for _ in $(seq 100); do pid=$(pid_of_rank 1) && break; sleep 0.1; done
 [ -n "$pid" ] || { echo "rank 1 never started"; kill $mp; exit 1; }
-sleep 1.0
+wait_in_run 1 || { kill $mp; exit 1; }
+sleep 0.5
 kill -STOP "$pid"
 sleep 4
 kill -CONT "$pid"

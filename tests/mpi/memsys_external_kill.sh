@@ -16,6 +16,7 @@ CHECK="/usr/bin/python3 $SRC/tests/mpi/memsys_failure.py"
 args=(--set tester.ops=40000 "$SRC/inputs/coherence-tester.ini" --set engine.failure_timeout=2.0)
 for trial in $(seq "$TRIALS"); do
 	out="$WORK/ext$trial.h5"
+	ready_reset
 	"$MPIRUN" -np 3 "$CXLSIM" --quiet -o "$out" "${args[@]}" --set engine.mapping=explicit \
 		--set "engine.map=0 1 2 0 2 0" >"$out.stdout" 2>"$out.stderr" &
 	mp=$!
@@ -25,7 +26,8 @@ for trial in $(seq "$TRIALS"); do
 		sleep 0.1
 	done
 	[ -n "$pid" ] || { echo "rank 1 never started"; kill $mp; exit 1; }
-	sleep "0.$((3 + RANDOM % 7))"
+	wait_in_run 1 || { kill $mp; exit 1; }
+	sleep "0.$((RANDOM % 9))" # the loop lasts ~3 s on an idle machine
 	kill -9 "$pid" || { echo "rank 1 ended before the kill: lengthen the run"; exit 1; }
 	for _ in $(seq 600); do kill -0 $mp 2>/dev/null || break; sleep 0.2; done
 	if kill -0 $mp 2>/dev/null; then echo "survivors hung"; kill -9 $mp; cat "$out.stderr"; exit 1; fi

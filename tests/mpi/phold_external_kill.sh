@@ -21,7 +21,8 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 [ -n "$pid" ] || { echo "rank $victim never started"; kill $mp; exit 1; }
-sleep 1.0
+wait_in_run "$victim" || { kill $mp; exit 1; }
+sleep 0.5
 kill -9 "$pid" || { echo "rank $victim ended before the kill: lengthen the run"; exit 1; }
 if [ -n "$second" ]; then
 	sleep 1.3 # inside the ping / agreement phase of the first failure (timeout 1 s)

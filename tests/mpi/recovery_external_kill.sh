@@ -18,6 +18,7 @@ args=("$SRC/inputs/wb-16x4.ini" --set system.cns=4 --set system.mns=4 --set syst
 # operations a thread end in about 1 s, before the kill).
 for trial in $(seq "$TRIALS"); do
 	out="$WORK/ext$trial.h5"
+	ready_reset
 	"$MPIRUN" -np 8 "$CXLSIM" --quiet -o "$out" "${args[@]}" >"$out.stdout" 2>"$out.stderr" &
 	mp=$!
 	pid=""
@@ -26,7 +27,8 @@ for trial in $(seq "$TRIALS"); do
 		sleep 0.1
 	done
 	[ -n "$pid" ] || { echo "rank 1 never started"; kill $mp; exit 1; }
-	sleep "$((1 + RANDOM % 3)).$((RANDOM % 10))" # 1-4 s after rank 1 appears: past MPI_Init, in the run
+	wait_in_run 1 || { kill $mp; exit 1; }
+	sleep "$((RANDOM % 3)).$((RANDOM % 10))" # 0-3 s into the run
 	kill -9 "$pid" || { echo "rank 1 ended before the kill: lengthen the run"; exit 1; }
 	# A bound far above the run's time (~20 s on an idle 2-core machine), not a hang's.
 	t0=$SECONDS

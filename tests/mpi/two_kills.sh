@@ -13,6 +13,7 @@ trials=${1:-4}
 delays=(1.4 1.0 1.8 1.2 1.6 0.8)
 for t in $(seq 0 $((trials - 1))); do
 	out="$WORK/tk$t.h5"
+	ready_reset
 	"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" "$SRC/inputs/phold-failure.ini" \
 		--set phold.lps=64 --set engine.end_time=100ms >"$out.stdout" 2>"$out.stderr" &
 	mp=$!
@@ -20,7 +21,8 @@ for t in $(seq 0 $((trials - 1))); do
 	for _ in $(seq 200); do p1=$(pid_of_rank 1) && break; sleep 0.05; done
 	p0=$(pid_of_rank 0) || true
 	[ -n "$p1" ] && [ -n "$p0" ] || { echo "ranks never started"; kill $mp; exit 1; }
-	sleep 2.0
+	wait_in_run 1 || { kill $mp; exit 1; }
+	sleep 1.5
 	kill -9 "$p1" || { echo "rank 1 ended before the kill"; exit 1; }
 	sleep "${delays[$((t % ${#delays[@]}))]}"
 	kill -9 "$p0" || { echo "rank 0 ended before the kill"; exit 1; }
