@@ -49,7 +49,13 @@
 #define QCAP 64
 #define MAX_RESULTS 32
 #define CXS_NATIVE_QUANTUM 64
-#define NATIVE_SPIN_ROUNDS_MAX UINT64_C(20000000) /* rounds with only spinning: a hang */
+/*
+ * Rounds in which every live thread's last yield was a failed spin: a hang. A
+ * failed spin changes nothing, so one such round already repeats for ever
+ * unless a program counts its own spins; 2e5 rounds leaves that room and
+ * reports a stuck lock in a fraction of a second (2e7 took 60 s under ASan).
+ */
+#define NATIVE_SPIN_ROUNDS_MAX UINT64_C(200000)
 #define BACKOFF_MIN 16
 #define BACKOFF_MAX 1024
 

@@ -12,7 +12,7 @@ second=${2:--}
 shift 2 || shift $#
 [ "$second" = - ] && second=
 out="$WORK/ext.h5"
-"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=100ms \
+"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" --set phold.lps=64 --set engine.end_time=40ms \
 	--set engine.failure_timeout=1.0 "$@" >"$out.stdout" 2>"$out.stderr" &
 mp=$!
 pid=""

@@ -15,7 +15,7 @@ for t in $(seq 0 $((trials - 1))); do
 	out="$WORK/tk$t.h5"
 	ready_reset
 	"$MPIRUN" -np 4 "$CXLSIM" --quiet -o "$out" "$SRC/inputs/phold-failure.ini" \
-		--set phold.lps=64 --set engine.end_time=100ms >"$out.stdout" 2>"$out.stderr" &
+		--set phold.lps=64 --set engine.end_time=50ms >"$out.stdout" 2>"$out.stderr" &
 	mp=$!
 	p1=""
 	for _ in $(seq 200); do p1=$(pid_of_rank 1) && break; sleep 0.05; done
