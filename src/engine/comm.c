@@ -27,7 +27,11 @@
  * failure_timeout_s after the ping is suspected and the agreement of
  * membership.c starts. So the timeout bounds silence, not work: a rank busy
  * for minutes in a huge window is not suspected, and a descheduled one has the
- * whole timeout to be scheduled again.
+ * whole timeout to be scheduled again. A rank on this host whose process has
+ * ended (doorbell.c, door_ended: killed, or a zombie) is suspected as soon as
+ * a wait of ENDED_CHECK_S finds it so, without the two timeouts: the kill
+ * tests spent most of their time sitting those out, and a user who kills a
+ * rank sees the survivors go on at once.
  *
  * Control messages travel on MPI_COMM_WORLD with TAG_CTL, fire and forget:
  * each send is an MPI_Isend of a private copy that is reaped when it
@@ -311,7 +315,7 @@ enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *
 	 */
 	if (any_dead(e, awaited, nawaited))
 		return WAIT_CHANGED;
-	double t0 = comm_now(), since = t0, ping_at = 0;
+	double t0 = comm_now(), since = t0, ping_at = 0, ended_at = t0;
 	unsigned polls = 0;
 	long sleep_ns = SLEEP_MIN_NS;
 	enum wait_result r = WAIT_OK;
@@ -334,6 +338,20 @@ enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *
 			continue;
 		double now = comm_now();
 		double to = e->cfg.failure_timeout_s;
+		if (now - ended_at > ENDED_CHECK_S) {
+			ended_at = now;
+			int gone = comm_first_ended(e, awaited, nawaited);
+			if (gone >= 0) {
+				if (poll(ctx, arg) == 0)
+					break; /* what it sent before it died completed the wait */
+				cxs_log(CXS_LOG_WARN, e->now,
+					"rank %d's process has ended; starting agreement", gone);
+				e->wait_local = false;
+				membership_agree(e, "silent", gone);
+				r = WAIT_CHANGED;
+				break;
+			}
+		}
 		if (ping_at == 0 && now - since > to) {
 			struct ctl_hdr ping = {.type = CTL_PING, .from = (uint32_t)e->rank};
 			for (int i = 0; i < nawaited; i++)
@@ -363,6 +381,15 @@ enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *
 	e->door_woke = false;
 	e->fig.sync_wall_s += comm_now() - t0;
 	return r;
+}
+
+/* The first of the n ranks (alive in our view) whose process has ended, or -1. */
+int comm_first_ended(const struct cxs_engine *e, const int *ranks, int n)
+{
+	for (int i = 0; e->door && i < n; i++)
+		if (e->alive[ranks[i]] && door_ended(e->door, ranks[i]))
+			return ranks[i];
+	return -1;
 }
 
 /*

@@ -59,6 +59,14 @@
  * rings it, and the batches announced to it do not (they would wake it
  * before that result exists).
  *
+ * Ended ranks. The pid in a slot also tells a survivor at once that a rank
+ * on this host has died (door_ended): its process is gone, or a zombie that
+ * nobody reaped yet. A killed rank's slot keeps its pid (only a rank that
+ * closes the segment clears it), so the waits of comm.c and membership.c
+ * need not sit out the failure timeout twice for a rank they can see is
+ * dead; ranks on other hosts, and one that is only stopped or descheduled,
+ * are still judged by their silence.
+ *
  * Linux only (futex(2)); Debian 12 is the target.
  */
 #define _GNU_SOURCE /* syscall */
@@ -67,6 +75,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -177,6 +186,28 @@ void *door_extra(const struct doorbell *d)
 bool door_local(const struct doorbell *d, int rank)
 {
 	return d && rank >= 0 && rank < d->nranks && atomic_load(&d->slot[rank].pid) != 0;
+}
+
+bool door_ended(const struct doorbell *d, int rank)
+{
+	if (!d || rank < 0 || rank >= d->nranks || rank == d->rank)
+		return false;
+	pid_t pid = (pid_t)atomic_load(&d->slot[rank].pid);
+	if (pid <= 0)
+		return false;
+	if (kill(pid, 0) != 0)
+		return errno == ESRCH;
+	/* Still there: a zombie (ended, not yet reaped by its launcher) counts as ended. */
+	char path[64], buf[256];
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
 }
 
 bool door_oversubscribed(const struct doorbell *d)

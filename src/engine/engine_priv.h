@@ -149,6 +149,13 @@ enum wait_result comm_wait(struct cxs_engine *e, MPI_Request *reqs, int nreqs,
 typedef int comm_poll_fn(void *ctx, int arg);
 enum wait_result comm_wait_poll(struct cxs_engine *e, comm_poll_fn *poll, void *ctx, int arg,
 				const int *awaited, int nawaited);
+/*
+ * How long a wait goes before it first asks, and then how often, whether a
+ * rank it waits on has ended (door_ended: a /proc read, so not every poll).
+ */
+#define ENDED_CHECK_S 0.02
+/* The first of the n ranks, alive in e->alive, whose process on this host has ended; -1 if none. */
+int comm_first_ended(const struct cxs_engine *e, const int *ranks, int n);
 /* Runs window e->w's reduction over the live ranks: e->contrib -> e->result. */
 enum wait_result reduce_run(struct cxs_engine *e);
 
@@ -192,6 +199,8 @@ void door_close(struct doorbell *d);
 bool door_local(const struct doorbell *d, int rank);
 /* More ranks of the job on this host than processors this rank may use. */
 bool door_oversubscribed(const struct doorbell *d);
+/* Whether rank (on this host) has died: its process gone or a zombie (doorbell.c). */
+bool door_ended(const struct doorbell *d, int rank);
 /* At least per_cpu ranks of this host per processor (the same answer on every rank). */
 bool door_crowded(const struct doorbell *d, int per_cpu);
 /* After a send to `rank`: wakes it if it sleeps. Any d (NULL: nothing). */

@@ -50,7 +50,9 @@
  * still following the dead rank 0, declared it dead and finished alone.)
  *
  * Who is dead is only ever concluded from silence towards a ping or a query,
- * never from a leader's slowness: "never a rank that is alive and answering".
+ * never from a leader's slowness: "never a rank that is alive and answering";
+ * or, for a rank on this host, from its process having ended (door_ended),
+ * which no live rank can fake and which ends those waits at once.
  * A suspicion handed on by START (the suspect and the ranks the sender found
  * silent) is taken over only for ranks the receiver has not heard from for a
  * timeout either.
@@ -260,7 +262,8 @@ static void take_hints(struct cxs_engine *e, struct agree *st, int suspect, cons
 	for (int r = 0; r < e->nranks; r++) {
 		bool hinted = r == suspect ||
 			      (r / 64 < nbits_words && (bits[r / 64] >> (r % 64) & 1));
-		if (hinted && r != e->rank && st->view[r] && now - e->last_heard[r] > T)
+		if (hinted && r != e->rank && st->view[r] &&
+		    (now - e->last_heard[r] > T || door_ended(e->door, r)))
 			st->view[r] = 0;
 	}
 }
@@ -347,7 +350,7 @@ static int follow_msg(struct cxs_engine *e, struct agree *st, const struct ctl_h
  */
 static int follow(struct cxs_engine *e, struct agree *st, int asked, int *gone)
 {
-	double T = e->cfg.failure_timeout_s, since = 0, next_ping = 0;
+	double T = e->cfg.failure_timeout_s, since = 0, next_ping = 0, ended_at = 0;
 	int watched = -1;
 	unsigned polls = 0;
 	long sleep_ns = 10000;
@@ -369,13 +372,19 @@ static int follow(struct cxs_engine *e, struct agree *st, int asked, int *gone)
 			watched = leader;
 			since = now;
 			next_ping = now;
+			ended_at = now;
 		}
 		if (now >= next_ping) {
 			send_simple(e, leader, CTL_PING, 0, 0);
 			next_ping = now + T / 4;
 		}
 		double heard = e->last_heard[leader] > since ? e->last_heard[leader] : since;
-		if (now - heard > T) {
+		bool ended = false;
+		if (now - ended_at > ENDED_CHECK_S) {
+			ended_at = now;
+			ended = door_ended(e->door, leader);
+		}
+		if (now - heard > T || ended) {
 			*gone = leader;
 			return 0;
 		}
@@ -402,7 +411,7 @@ static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint3
 	if (!got)
 		cxs_bug(NULL, "out of memory in agreement");
 	got[e->rank] = 1;
-	double deadline = comm_now() + e->cfg.failure_timeout_s;
+	double deadline = comm_now() + e->cfg.failure_timeout_s, ended_at = comm_now();
 	unsigned polls = 0;
 	long sleep_ns = 10000;
 	int ret = 0;
@@ -413,6 +422,18 @@ static int collect(struct cxs_engine *e, struct agree *st, uint64_t round, uint3
 				all = false;
 		if (all)
 			break;
+		if (comm_now() - ended_at > ENDED_CHECK_S) {
+			/* A rank whose process has ended will not answer: no need to wait for the deadline. */
+			ended_at = comm_now();
+			for (int r = 0; r < e->nranks; r++)
+				if (st->view[r] && !got[r] && door_ended(e->door, r)) {
+					cxs_log(CXS_LOG_WARN, e->now,
+						"agreement round %llu: rank %d's process has ended",
+						(unsigned long long)round, r);
+					st->view[r] = 0;
+				}
+			continue;
+		}
 		if (comm_now() > deadline) {
 			for (int r = 0; r < e->nranks; r++)
 				if (st->view[r] && !got[r]) {
