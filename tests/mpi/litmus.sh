@@ -8,17 +8,18 @@
 # (core.fault=fence_noop) SB-with-fences shows the forbidden outcome; with an
 # unordered core (core.fault=unordered: store buffer drained out of order, no
 # load replay) MP shows it.
-#   litmus.sh [ITER] [NP]
+#   litmus.sh [ITER] [NP] [SEEDS]
 . "$(dirname "$0")/common.sh"
 ITER=${1:-1000}
 NP=${2:-1}
+SEEDS=${3:-1 2}
 base=(--model memsys --end 2s --set system.cns=4 --set system.mns=2
       --set system.cores_per_cn=1 --set workload.size="$ITER")
 
 report() { /usr/bin/python3 "$SRC/analysis/core_report.py" "$1" --json; }
 field() { /usr/bin/python3 -c "import json,sys; r=json.load(open('$1'))['results']; print(r.get('$2', 0))"; }
 
-for seed in 1 2; do
+for seed in $SEEDS; do
 	for t in mp sb lb iriw 2+2w; do
 		for f in "" _fence; do
 			k="litmus_$t$f"
