@@ -12,7 +12,7 @@
 #       findings
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
-harnesses="config trace trace_text"
+harnesses="config trace trace_text perf"
 
 one() {
 	name=$1 secs=$2 bin=$3 dir=$4
@@ -20,6 +20,7 @@ one() {
 	mkdir -p "$work" "$art"
 	seeds="$src/corpus/$name $src/regressions/$name"
 	[ "$name" = config ] && seeds="$seeds $src/../inputs"
+	[ "$name" = perf ] && seeds="$seeds $src/../tests/fixtures/camp"
 	log="$dir/$name.log"
 	set +e
 	"$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \

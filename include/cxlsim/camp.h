@@ -15,6 +15,7 @@
  *   camp_read_perf   `perf stat -e ...` text or `perf stat -x,` CSV, SKX or
  *                    SPR/EMR event names (Table 5), per-CPU, per-socket,
  *                    per-thread and interval lines summed per event
+ *                    (camp_read_perf_threads: each thread of --per-thread)
  *
  * A missing event is not an error when reading; the model asks for what it
  * needs (camp_need) and a missing one becomes one line naming the file, the
@@ -83,15 +84,23 @@ int camp_read(const char *path, struct camp_counts *out, char *err, size_t errle
 int camp_read_h5(const char *path, struct camp_counts *out, char *err, size_t errlen);
 int camp_read_perf(const char *path, struct camp_counts *out, char *err, size_t errlen);
 /*
- * A cxlsim HDF5 file's counters per core (one thread each: camp.ini runs one
- * thread a core), in *out (malloc'd, *n of them; free()). No time: the run's
- * is camp_read_h5's. A perf file has no per-thread reader yet: -1.
+ * Counters per thread, in *out (malloc'd, *n of them; free()). A cxlsim HDF5
+ * file's per core (one thread each: camp.ini runs one thread a core; no
+ * time: the run's is camp_read_h5's); a `perf stat --per-thread` file's per
+ * COMM-TID column (*n = 0 for a file without one). camp_read_threads picks
+ * the reader as camp_read does.
  */
+int camp_read_threads(const char *path, struct camp_counts **out, uint32_t *n, char *err,
+		      size_t errlen);
 int camp_read_h5_threads(const char *path, struct camp_counts **out, uint32_t *n, char *err,
 			 size_t errlen);
+int camp_read_perf_threads(const char *path, struct camp_counts **out, uint32_t *n, char *err,
+			   size_t errlen);
 /* Parses perf stat output held in memory (name is used in messages). */
 int camp_parse_perf(const char *name, const char *text, struct camp_counts *out, char *err,
 		    size_t errlen);
+int camp_parse_perf_threads(const char *name, const char *text, struct camp_counts **out,
+			    uint32_t *n, char *err, size_t errlen);
 
 /* 0 if every listed event is present, else -1 with "FILE: no EVENT (P#: ...)". */
 int camp_need(const struct camp_counts *c, const enum camp_ev *evs, size_t n, char *err,

@@ -434,18 +434,35 @@ out:
 	return rc;
 }
 
-int camp_read(const char *path, struct camp_counts *out, char *err, size_t errlen)
+static bool h5_signature(const char *path)
 {
 	static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 	unsigned char head[8] = {0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+}
+
+int camp_read_threads(const char *path, struct camp_counts **out, uint32_t *n, char *err,
+		      size_t errlen)
+{
+	if (h5_signature(path))
+		return camp_read_h5_threads(path, out, n, err, errlen);
+	return camp_read_perf_threads(path, out, n, err, errlen);
+}
+
+int camp_read(const char *path, struct camp_counts *out, char *err, size_t errlen)
+{
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
-	size_t n = fread(head, 1, sizeof head, f);
 	fclose(f);
-	if (n == sizeof head && memcmp(head, sig, sizeof sig) == 0)
+	if (h5_signature(path))
 		return camp_read_h5(path, out, err, errlen);
 	return camp_read_perf(path, out, err, errlen);
 }

@@ -35,8 +35,8 @@ static const char usage[] =
 	"  predict -p PARAMS [--csv] [--sum] DRAM ...\n"
 	"        S_DRd, S_Cache, S_Store and the slowdown S from DRAM-only runs (CAMP Eq. 5-7);\n"
 	"        S is the slowest thread's (each thread from its own counters) where the file\n"
-	"        has per-core counters (cxlsim HDF5), else, and with --sum, the components' sum\n"
-	"        over the process's counters (the paper's)\n"
+	"        has them (cxlsim HDF5's per-core counters, perf stat --per-thread), else, and\n"
+	"        with --sum, the components' sum over the process's counters (the paper's)\n"
 	"  predict -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL\n"
 	"        CAMP's workflow: a latency-bound run (the 5 %% rule) from itself, a\n"
 	"        bandwidth-bound one from both runs (Eq. 10 at x = 0)\n"
@@ -53,19 +53,6 @@ static const char usage[] =
 	"  counters FILE ...\n"
 	"        the Table 5 events as read from each file\n"
 	"FILES are cxlsim HDF5 outputs or perf stat output (text, or -x, CSV; SKX or SPR/EMR names).\n";
-
-/* A cxlsim HDF5 file (its per-core counters give the critical thread). */
-static bool is_h5(const char *path)
-{
-	static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-	unsigned char head[8] = {0};
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	size_t n = fread(head, 1, sizeof head, f);
-	fclose(f);
-	return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
-}
 
 static int fail(const char *msg)
 {
@@ -282,10 +269,10 @@ static int cmd_predict(const struct opts *o)
 		camp_predict(&P, &f, &s);
 		double sum = s.total;
 		uint32_t threads = 1;
-		if (!o->sum && is_h5(o->files[i])) {
+		if (!o->sum) {
 			struct camp_counts *t;
 			uint32_t n;
-			if (camp_read_h5_threads(o->files[i], &t, &n, err, sizeof err) != 0)
+			if (camp_read_threads(o->files[i], &t, &n, err, sizeof err) != 0)
 				return fail(err);
 			double crit = camp_predict_critical(&P, t, n);
 			free(t);

@@ -14,7 +14,7 @@
 #     bound on stores, in a copy of its file) is mispredicted by far;
 #   - interleave and best-shot: a bandwidth-bound run asks for its CXL run
 #     (the 5 % rule) and gets a curve whose ends are the measured endpoints;
-#   - perf stat fixtures (text, CSV, SKX, SPR/EMR names) predict, and a
+#   - perf stat fixtures (text, CSV, SKX, SPR/EMR names, --per-thread) predict, and a
 #     missing event, <not counted>, a file that is not perf output, a bad
 #     parameter file, a file of HDF5 format 1 each give one error line and
 #     exit status 1.
@@ -152,6 +152,22 @@ for f in skx_text skx_csv spr_text spr_csv_percpu; do
 done
 cmp -s "$WORK/skx_text.p" "$WORK/skx_csv.p" && cmp -s "$WORK/skx_text.p" "$WORK/spr_text.p" &&
 	cmp -s "$WORK/spr_text.p" "$WORK/spr_csv_percpu.p" || { echo "fixtures predict differently"; exit 1; }
+# perf stat --per-thread (text, and -I -x, CSV): one worker stalls, one spins
+# as long, the main thread waited (<not counted>). S is the stalling
+# thread's, read the same from both layouts, and above the process's sum.
+for f in skx_per_thread skx_per_thread_csv; do
+	"$CAMP" predict -p "$WORK/params.txt" --csv "$FX/$f.txt" | tail -1 | cut -d, -f5,14,15 >"$WORK/$f.p"
+done
+cmp -s "$WORK/skx_per_thread.p" "$WORK/skx_per_thread_csv.p" || {
+	echo "per-thread fixtures predict differently:"; cat "$WORK/skx_per_thread.p" "$WORK/skx_per_thread_csv.p"; exit 1; }
+IFS=, read -r s_crit s_sum nthr <"$WORK/skx_per_thread.p"
+"$CAMP" predict -p "$WORK/params.txt" --csv --sum "$FX/skx_per_thread.txt" | tail -1 | cut -d, -f5 >"$WORK/sum.p"
+[ "$nthr" = 3 ] && awk -v c="$s_crit" -v s="$s_sum" -v f="$(cat "$WORK/sum.p")" \
+	'BEGIN { exit !(c > 1.5 * s && s == f) }' || {
+	echo "per-thread: S $s_crit over $nthr threads, sum $s_sum, --sum $(cat "$WORK/sum.p")"; exit 1; }
+"$CAMP" predict -p "$WORK/params.txt" "$FX/skx_per_thread.txt" | grep -q "(slowest thread)" || {
+	echo "per-thread: not predicted as the slowest thread"; exit 1; }
+echo "perf --per-thread: slowest thread S $s_crit, process sum $s_sum"
 expect_camp_error() { # PATTERN ARGS...
 	local pat=$1 rc n
 	shift

@@ -194,6 +194,65 @@ START_TEST(test_predict_critical_thread)
 }
 END_TEST
 
+/*
+ * perf stat --per-thread (text, as perf 6.1 prints it; and -I -x, CSV with
+ * a duration_time line of no thread): the main thread waited in a join
+ * (<not counted> on every event), one worker has the fixture's counts and
+ * the other spun for as long without a stall or a miss. Per thread, the slowest is
+ * the stalling one, S 0.5125; the process's sum halves every share, S
+ * 0.25625; the idle thread refuses nothing in the sum.
+ */
+START_TEST(test_perf_per_thread)
+{
+	static const char *const files[] = {"skx_per_thread.txt", "skx_per_thread_csv.txt"};
+	struct camp_params P = {.p = 1, .q = 0.01, .k_drd = 1, .k_cache = 2, .k_store = 3};
+	char err[1024];
+	for (int i = 0; i < 2; i++) {
+		struct camp_counts c, *t;
+		struct camp_features f;
+		struct camp_slowdown s;
+		uint32_t n;
+		ck_assert_msg(camp_read_threads(fx(files[i]), &t, &n, err, sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(n, 3);
+		ck_assert_msg(strstr(t[0].source, "(thread xsbench-4242)"), "%s", t[0].source);
+		ck_assert_uint_eq(t[0].state[CAMP_CYCLES], CAMP_NOT_COUNTED);
+		ck_assert(near(t[1].v[CAMP_CYCLES], 1e9, 0) && near(t[2].v[CAMP_INSTRUCTIONS], 2e9, 0));
+		ck_assert(near(t[2].v[CAMP_STALLS_L3], 0, 0) && t[2].state[CAMP_STALLS_L3] == CAMP_COUNTED);
+		ck_assert(near(camp_predict_critical(&P, t, n), 0.5125, 1e-12));
+		/* the duration_time line has no thread: every thread takes it */
+		if (i == 1)
+			ck_assert(near(t[1].v[CAMP_TIME_NS], 1.002e9, 0) && near(t[0].v[CAMP_TIME_NS], 1.002e9, 0));
+		free(t);
+		ck_assert_msg(camp_read(fx(files[i]), &c, err, sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(c.state[CAMP_CYCLES], CAMP_COUNTED);
+		ck_assert(near(c.v[CAMP_CYCLES], 2e9, 0) && near(c.v[CAMP_TIME_NS], 1.002e9, 1));
+		ck_assert_msg(camp_features_for(&P, &c, &f, err, sizeof err) == 0, "%s", err);
+		camp_predict(&P, &f, &s);
+		ck_assert(near(s.total, 0.25625, 1e-12));
+	}
+	/* a file without thread columns has no threads; a comm with blanks is one thread */
+	struct camp_counts *t;
+	uint32_t n;
+	ck_assert(camp_read_threads(fx("skx_text.txt"), &t, &n, err, sizeof err) == 0);
+	ck_assert_uint_eq(n, 0);
+	free(t);
+	ck_assert(camp_parse_perf_threads("blank", "  Web Content-77   1,000  cycles\n"
+						   "  Web Content-77     500  instructions\n"
+						   "  Web Content-78     300  cycles\n"
+						   "  CPU3-ish           1  cycles\n",
+					  &t, &n, err, sizeof err) == 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(near(t[0].v[CAMP_CYCLES], 1000, 0) && near(t[0].v[CAMP_INSTRUCTIONS], 500, 0));
+	ck_assert(near(t[1].v[CAMP_CYCLES], 300, 0));
+	free(t);
+	/* -A with -I: "time CPUn value event" lines are read and summed, with no thread */
+	struct camp_counts c;
+	ck_assert(camp_parse_perf("ia", "     1.000 CPU0   1,000  cycles\n     1.000 CPU1   2,000  cycles\n", &c,
+				  err, sizeof err) == 0);
+	ck_assert(near(c.v[CAMP_CYCLES], 3000, 0));
+}
+END_TEST
+
 /* A run's counts with the fixture's shape, but latency l, MLP m and stall shares given. */
 static struct camp_counts synth(double cycles, double l, double m, double s_llc, double s_cache,
 				double s_sb, double time)
@@ -620,6 +679,7 @@ Suite *camp_suite(void)
 	tcase_add_test(tc, test_perf_errors_are_one_clear_line);
 	tcase_add_test(tc, test_predict_matches_hand_values);
 	tcase_add_test(tc, test_predict_critical_thread);
+	tcase_add_test(tc, test_perf_per_thread);
 	tcase_add_test(tc, test_calibrate_recovers_known_constants);
 	tcase_add_test(tc, test_calibrate_chooses_latency_form);
 	tcase_add_test(tc, test_demand_read_events_l3_miss_or_paper);
