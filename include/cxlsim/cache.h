@@ -59,6 +59,14 @@ struct cxs_cache {
  * so cxs_cache_destroy on it is harmless.
  */
 int cxs_cache_init(struct cxs_cache *c, const struct cxs_cache_geom *g, char *err, size_t errlen);
+/*
+ * The same checks without allocating anything: for validating a configuration.
+ * (A probe init + destroy of an 8 MiB cache would free an mmap'd block, which
+ * raises glibc's mmap threshold above every cache size, so that the real
+ * caches then come from the heap and calloc zeroes them page by page instead
+ * of getting untouched zero pages from the kernel.)
+ */
+int cxs_cache_check(const struct cxs_cache_geom *g, char *err, size_t errlen);
 void cxs_cache_destroy(struct cxs_cache *c);
 
 /* The valid line with this line address, or NULL. Does not touch LRU. */

@@ -70,44 +70,47 @@ static bool owns(const struct cxs_cache *c, const struct cxs_cache_line *l)
 }
 #endif
 
-int cxs_cache_init(struct cxs_cache *c, const struct cxs_cache_geom *g, char *err, size_t errlen)
+int cxs_cache_check(const struct cxs_cache_geom *g, char *err, size_t errlen)
 {
-	int rc = -1;
-	uint64_t set_bytes, nlines;
-
-	assert(c != NULL && g != NULL);
-	/* Zeroed first, so that destroy is safe after a failed init. */
-	memset(c, 0, sizeof *c);
+	assert(g != NULL);
 	if (g->ways == 0 || g->ways > CACHE_MAX_WAYS) {
 		cxs_set_err(err, errlen, "cache: ways = %" PRIu32 ", expected 1 to %u", g->ways,
 			CACHE_MAX_WAYS);
-		goto out;
+		return -1;
 	}
-	set_bytes = (uint64_t)g->ways * CXS_LINE_BYTES;
+	uint64_t set_bytes = (uint64_t)g->ways * CXS_LINE_BYTES;
 	if (g->size_bytes == 0 || g->size_bytes % set_bytes != 0) {
 		cxs_set_err(err, errlen,
 			"cache: size_bytes = %" PRIu64 " is not a positive multiple of ways * %d = %" PRIu64,
 			g->size_bytes, CXS_LINE_BYTES, set_bytes);
-		goto out;
+		return -1;
 	}
-	nlines = g->size_bytes / CXS_LINE_BYTES;
 	/* calloc checks its own product, but nlines may not even fit a size_t on 32-bit hosts. */
-	if (nlines > SIZE_MAX / sizeof(struct cxs_cache_line)) {
+	if (g->size_bytes / CXS_LINE_BYTES > SIZE_MAX / sizeof(struct cxs_cache_line)) {
 		cxs_set_err(err, errlen, "cache: size_bytes = %" PRIu64 " is too large for this host",
 			g->size_bytes);
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+int cxs_cache_init(struct cxs_cache *c, const struct cxs_cache_geom *g, char *err, size_t errlen)
+{
+	assert(c != NULL && g != NULL);
+	/* Zeroed first, so that destroy is safe after a failed init. */
+	memset(c, 0, sizeof *c);
+	if (cxs_cache_check(g, err, errlen) != 0)
+		return -1;
+	uint64_t nlines = g->size_bytes / CXS_LINE_BYTES;
 	c->lines = calloc((size_t)nlines, sizeof(struct cxs_cache_line));
 	if (c->lines == NULL) {
 		cxs_set_err(err, errlen, "cache: size_bytes = %" PRIu64 ": out of memory for %" PRIu64 " lines",
 			g->size_bytes, nlines);
-		goto out;
+		return -1;
 	}
 	c->geom = *g;
-	c->nsets = g->size_bytes / set_bytes;
-	rc = 0;
-out:
-	return rc;
+	c->nsets = g->size_bytes / ((uint64_t)g->ways * CXS_LINE_BYTES);
+	return 0;
 }
 
 void cxs_cache_destroy(struct cxs_cache *c)

@@ -61,15 +61,13 @@ int cn_configure(const struct cxs_config *cfg, struct memsys *M, char *err, size
 	static const char *lv[] = {"l1", "l2", "l3"};
 	const struct cxs_cache_geom *g[] = {&c->agent.l1, &c->agent.l2, &c->agent.l3};
 	for (int i = 0; i < 3; i++) {
-		struct cxs_cache probe;
-		if (cxs_cache_init(&probe, g[i], sub, sizeof sub) != 0) {
+		if (cxs_cache_check(g[i], sub, sizeof sub) != 0) {
 			char key[16];
 			snprintf(key, sizeof key, "%s_size", lv[i]);
 			snprintf(err, errlen, "%s: cache.%s: %s", cxs_config_origin(cfg, "cache", key),
 				 key, sub);
 			return -1;
 		}
-		cxs_cache_destroy(&probe);
 	}
 	c->fault_keep_copy = cxs_config_enum(cfg, "coherence", "fault") == CN_FAULT_ACK_INV_KEEP_COPY;
 	return 0;

@@ -203,6 +203,9 @@ START_TEST(test_geometry_edges_accepted)
 {
 	struct cxs_cache c;
 
+	static const struct cxs_cache_geom ok[] = {{64, 1, 1}, {64 * 64, 64, 1}, {3 * 12 * 64, 12, 1}};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+		ck_assert_int_eq(cxs_cache_check(&ok[i], NULL, 0), 0);
 	init_ok(&c, 64, 1); /* one line */
 	ck_assert_uint_eq(c.nsets, 1);
 	cxs_cache_destroy(&c);
@@ -241,8 +244,13 @@ START_TEST(test_geometry_rejected)
 		struct cxs_cache c;
 		char err[256] = "";
 
+		/* The check alone (for a configuration) rejects it with the same line. */
+		char cerr[256] = "";
+		ck_assert_msg(cxs_cache_check(&g, cerr, sizeof cerr) == -1, "case %zu passed the check", i);
+
 		memset(&c, 0xa5, sizeof c);
 		ck_assert_msg(cxs_cache_init(&c, &g, err, sizeof err) == -1, "case %zu accepted", i);
+		ck_assert_str_eq(cerr, err);
 		ck_assert_msg(strstr(err, cases[i].needle) != NULL, "case %zu: \"%s\" lacks \"%s\"", i,
 			      err, cases[i].needle);
 		ck_assert_ptr_null(strchr(err, '\n'));
