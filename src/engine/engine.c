@@ -321,7 +321,7 @@ void cxs_send_at(struct cxs_lp *lp, uint32_t dst, cxs_time delay, uint32_t type,
 	}
 	uint64_t seq = lp->seq++;
 	uint32_t r = e->node_rank[dst];
-	(*lp->c_sent)++;
+	lp->sent++;
 	if (r == (uint32_t)e->rank) {
 		enqueue_local(e, t, seq, lp->id, dst, type, data, size);
 		return;
@@ -346,7 +346,7 @@ void cxs_schedule(struct cxs_lp *lp, cxs_time delay, uint32_t type, const void *
 		(*lp->c_dropped_end)++;
 		return;
 	}
-	(*lp->c_scheduled)++;
+	lp->scheduled++;
 	enqueue_local(e, t, lp->seq++, lp->id, lp->id, type, data, size);
 }
 
@@ -978,11 +978,19 @@ static bool apply_fails(struct cxs_engine *e, cxs_time gmin)
 
 /* ---- handling events ------------------------------------------------------ */
 
+void engine_publish_counters(struct cxs_lp *lp)
+{
+	*lp->c_events = lp->committed;
+	*lp->c_sent = lp->sent;
+	*lp->c_scheduled = lp->scheduled;
+}
+
 /* Records every boundary at or below t not yet recorded (see "Time series"). */
 static void sample_until(struct cxs_engine *e, struct cxs_lp *lp, cxs_time t)
 {
 	cxs_time step = e->cfg.sample_interval;
 
+	engine_publish_counters(lp);
 	while (lp->next_sample <= t) {
 		if (cxs_stats_sample(lp->stats) != 0)
 			cxs_bug(lp, "out of memory for the time series");
@@ -1367,7 +1375,7 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 		"%llu windows, loop %.3f s, busy %.3f s; critical path %llu events, %.3f s busy "
 		"(the busiest rank's, window by window); %llu waits slept on the doorbell, %llu "
 		"until its bound; %ld context switches, %ld involuntary; %s reduction; parked %llu "
-		"times, out of %llu reductions; %llu asynchronous stretches, %llu clock messages",
+		"times, sitting out %llu of the reductions; %llu asynchronous stretches, %llu clock messages",
 		(unsigned long long)e->fig.windows, comm_now() - e->t_start, e->fig.busy_wall_s,
 		(unsigned long long)e->fig.crit_events, (double)e->fig.crit_busy_ns * 1e-9,
 		(unsigned long long)e->fig.door_sleeps, (unsigned long long)e->fig.door_timeouts,

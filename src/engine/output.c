@@ -42,6 +42,7 @@ static unsigned char *make_blob(struct cxs_engine *e, size_t *len)
 	void **packs = engine_xcalloc(e->nlocal, sizeof *packs);
 	size_t *plen = engine_xcalloc(e->nlocal, sizeof *plen);
 	for (uint32_t i = 0; i < e->nlocal; i++) {
+		engine_publish_counters(&e->lps[i]);
 		if (cxs_stats_pack(e->lps[i].stats, &packs[i], &plen[i]) != 0)
 			cxs_bug(NULL, "out of memory packing statistics");
 		comm_service_now_and_then(e);
