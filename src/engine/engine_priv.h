@@ -262,7 +262,7 @@ enum wait_result membership_on_ctl(struct cxs_engine *e, const void *msg, int le
 /* ---- engine state ---------------------------------------------------- */
 
 /*
- * What every event touches comes first, in one cache line: handle() reads
+ * What every event touches comes first, 64 bytes together: handle() reads
  * and writes these, a send the sequence number. The engine's own per-node
  * counters (events = committed, sent, scheduled) are counted here and copied
  * into the node's statistics only when those are read (engine_publish_counters:
