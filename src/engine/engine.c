@@ -1380,13 +1380,14 @@ int cxs_engine_run(struct cxs_engine *e, struct cxs_run_result *res, cxs_output_
 		"%llu windows, loop %.3f s, busy %.3f s; critical path %llu events, %.3f s busy "
 		"(the busiest rank's, window by window); %llu waits slept on the doorbell, %llu "
 		"until its bound; CPU %.3f s (system %.3f s); %ld context switches, %ld involuntary; "
-		"%s reduction; parked %llu "
-		"times, sitting out %llu of the reductions; %llu asynchronous stretches, %llu clock messages",
+		"%s reduction; parked %llu times, sitting out %llu of the reductions; "
+		"%llu asynchronous stretches, %llu clock messages",
 		(unsigned long long)e->fig.windows, comm_now() - e->t_start, e->fig.busy_wall_s,
 		(unsigned long long)e->fig.crit_events, (double)e->fig.crit_busy_ns * 1e-9,
 		(unsigned long long)e->fig.door_sleeps, (unsigned long long)e->fig.door_timeouts,
 		tv_diff(ru1.ru_utime, ru0.ru_utime) + tv_diff(ru1.ru_stime, ru0.ru_stime),
-		tv_diff(ru1.ru_stime, ru0.ru_stime), (ru1.ru_nvcsw - ru0.ru_nvcsw) + (ru1.ru_nivcsw - ru0.ru_nivcsw),
+		tv_diff(ru1.ru_stime, ru0.ru_stime),
+		(ru1.ru_nvcsw - ru0.ru_nvcsw) + (ru1.ru_nivcsw - ru0.ru_nivcsw),
 		ru1.ru_nivcsw - ru0.ru_nivcsw, e->rshm ? "shared-memory" : "point-to-point",
 		(unsigned long long)e->fig.parks, (unsigned long long)e->fig.parked_windows,
 		(unsigned long long)e->fig.stretches, (unsigned long long)e->fig.clock_msgs);
