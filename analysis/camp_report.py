@@ -15,7 +15,8 @@ the placement policies), read from the same HDF5 files with
 analysis/cxlsim_h5.py. Runs are OUT/runs/<name>@<tag>.h5 with tag dram,
 the device name (every page on that device), or il-<device>-<pct> (pct %
 of the pages in DRAM). The configurations are inputs/camp_workloads.txt
-(LIST in the environment overrides it); DEVICES as in the shell script.
+(LIST in the environment overrides it); DEVICES as in the shell script;
+DRD_FORM (auto) is calibrate's --drd-form, S_DRd's curve.
 
 Needs h5py, numpy and matplotlib (Debian: python3-h5py, python3-numpy,
 python3-matplotlib), hence /usr/bin/python3.
@@ -37,6 +38,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CAMP = os.environ.get("CAMP", os.path.join(SRC, "build", "src", "cxlsim-camp"))
 LIST = os.environ.get("LIST", os.path.join(SRC, "inputs", "camp_workloads.txt"))
 DEVICES = os.environ.get("DEVICES", "numa cxl_a cxl_b cxl_c").split()
+DRD_FORM = os.environ.get("DRD_FORM", "auto")
 GHZ = 2.4  # inputs/camp.ini system.core_ghz: cxlsim-camp's latencies are in core cycles
 GRID = list(range(0, 101, 10))
 
@@ -151,10 +153,12 @@ def cmd_calibrate(out):
             d, x = run_path(out, c.name, "dram"), run_path(out, c.name, dev)
             if exists(d, x):
                 files += [d, x]
-        camp("calibrate", "-o", params_path(out, dev), *files)
+        camp("calibrate", "-o", params_path(out, dev), "--drd-form", DRD_FORM, *files)
         p = read_params(out, dev)
+        form = (f"beta {p['beta']:.4g} kappa {p['kappa']:.4g}" if p.get("drd_x") == "queue"
+                else f"p {p['p']:.4g} q {p['q']:.4g}")
         print(f"  {dev}: {len(files) // 2} pairs: S_DRd on x = {p.get('drd_x', 'l_over_mlp')}, "
-              f"{p.get('drd_base', 's_llc')}: p {p['p']:.4g} q {p['q']:.4g} k_drd "
+              f"{p.get('drd_base', 's_llc')}: {form} k_drd "
               f"{p['k_drd']:.3f} k_cache {p['k_cache']:.3f} k_store {p['k_store']:.3f}, idle "
               f"{p['l_idle_dram'] / GHZ:.0f} / {p['l_idle_cxl'] / GHZ:.0f} ns")
 
@@ -474,11 +478,15 @@ def cmd_report(out):
 
     # calibration
     w("## Calibration (the four microbenchmarks only)\n")
-    w("| preset | p | q | k_drd | k_cache | k_store | idle DRAM / device (ns) | pairs |")
-    w("|---|---|---|---|---|---|---|---|")
+    w("| preset | S_DRd's form (x, base) | p | q | beta | kappa | k_drd | k_cache | k_store | "
+      "idle DRAM / device (ns) | pairs |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
     for d in devs:
         P = read_params(out, d)
-        w(f"| {NAMES[d]} | {P['p']:.4g} | {P['q']:.4g} | {P['k_drd']:.3f} | {P['k_cache']:.3f} | "
+        queue = P.get("drd_x") == "queue"  # p, q are then the better hyperbola's, unused
+        bk = f"{P['beta']:.3f} | {P['kappa']:.2f}" if queue else "– | –"
+        w(f"| {NAMES[d]} | {P.get('drd_x', 'l_over_mlp')}, {P.get('drd_base', 's_llc')} | "
+          f"{P['p']:.4g} | {P['q']:.4g} | {bk} | {P['k_drd']:.3f} | {P['k_cache']:.3f} | "
           f"{P['k_store']:.3f} | {P['l_idle_dram'] / GHZ:.0f} / {P['l_idle_cxl'] / GHZ:.0f} | "
           f"{int(P.get('pairs', 0))} |")
     w("")

@@ -25,7 +25,7 @@
 # cores) at nice $NICE (10). Environment: DEVICES (numa cxl_a cxl_b cxl_c),
 # IL_DEVICES (cxl_a), IL_MAX (24: at most that many configurations swept),
 # JOBS, NICE, LOCK, CXLSIM (build/src/cxlsim), LIST, PHASES (1234: the phases
-# to run).
+# to run), DRD_FORM (auto: calibrate's --drd-form, S_DRd's curve).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${CAMP_EXP_LOCKED:-}" ] && [ "${LOCK:-1}" != 0 ]; then

@@ -109,13 +109,15 @@ int camp_need(const struct camp_counts *c, const enum camp_ev *evs, size_t n, ch
 /* ---- the model (camp_model.c) ------------------------------------------------ */
 
 /*
- * S_DRd's two forms (camp_model.c): the hyperbola's argument, and the stall
- * count it scales. The paper's Eq. 5 is (L/MLP, s_LLC); calibration keeps
- * whichever of each fits the microbenchmarks better (camp_fit.c).
+ * S_DRd's two forms (camp_model.c): the latency growth's curve and its
+ * argument, and the stall count it scales. The paper's Eq. 5 is (L/MLP,
+ * s_LLC); calibration keeps whichever hyperbola and base fit the
+ * microbenchmarks better, the queue form when asked (camp_fit.c).
  */
 enum camp_drd_x {
 	CAMP_DRD_X_LOM = 0, /* 1 / (p + q L/MLP)   (Eq. 5; "l_over_mlp") */
 	CAMP_DRD_X_LAT,     /* 1 / (p + q L)       ("l") */
+	CAMP_DRD_X_QUEUE,   /* the device's latency at the DRAM run's load, camp_drd_y ("queue") */
 };
 enum camp_drd_base {
 	CAMP_DRD_BASE_SLLC = 0, /* s_LLC = P3 / c, Eq. 5's proxy ("s_llc") */
@@ -145,9 +147,13 @@ enum camp_load {
 	CAMP_LOAD_RATE,          /* rate-weighted ("rate") */
 };
 
+/* The queue form is kept only with beta known to 25 % (camp_fit.c). */
+#define CAMP_BETA_SE_MAX 0.25
+
 /* Platform constants, fitted once per platform by camp_calibrate. */
 struct camp_params {
 	double p, q;                 /* the hyperbola: 1 / (p + q x), x per drd_x */
+	double beta, kappa;          /* drd_x = queue: bandwidth ratio, bound sharpness */
 	double k_drd, k_cache, k_store;
 	double l_idle_dram, l_idle_cxl; /* idle demand-read latency, core cycles */
 	uint32_t pairs;              /* calibration pairs it was fitted from */
@@ -155,6 +161,9 @@ struct camp_params {
 	uint8_t drd_base;            /* enum camp_drd_base (likewise) */
 	uint8_t drd_events;          /* enum camp_drd_events (likewise) */
 	uint8_t load;                /* enum camp_load: interleaving's load share (likewise) */
+	/* calibrate's evidence, not in the file: each drd_x form's rms of y over the
+	 * memory-bound pairs (NAN: not fitted), beta's relative standard error */
+	double fit_rms[3], beta_se;
 };
 
 /* Derived quantities of one run (all ratios of counters). */
@@ -182,6 +191,14 @@ int camp_features(const struct camp_counts *c, struct camp_features *f, char *er
 /* The same, with L, MLP and C from the event set P was fitted on (P->drd_events). */
 int camp_features_for(const struct camp_params *P, const struct camp_counts *c,
 		      struct camp_features *f, char *err, size_t errlen);
+
+/*
+ * R_Lat / R_MLP - 1 that S_DRd scales, for a DRAM run with demand-read
+ * latency L (f->lat) or L/MLP (f->lom), per P->drd_x (camp_model.c).
+ */
+double camp_drd_y(const struct camp_params *P, const struct camp_features *f);
+/* The queue form's y at DRAM latency L (camp_model.c, "The queue form"). */
+double camp_queue_y(double L, double l_idle_dram, double l_idle_cxl, double beta, double kappa);
 
 /* CAMP §4: the predicted slowdown components of moving every page to CXL. */
 struct camp_slowdown {
@@ -240,15 +257,24 @@ struct camp_pair {
 /*
  * Fits p, q (the hyperbola, GSL nonlinear least squares on the pairs'
  * R_Lat / R_MLP - 1 against L/MLP and against L, keeping the better fit:
- * drd_x) and then k_drd, k_cache, k_store, each by least squares through
- * the origin of its component's measured growth (camp_measure) on its
- * predictor (k_drd on s_LLC and on C, keeping the better: drd_base). The idle latencies come from the pair
- * with the lowest DRAM MLP (a pointer chase) unless *idle_* are > 0. -1 with
- * a message when the pairs cannot determine the constants (too few
+ * drd_x; the queue form's beta, kappa are fitted too, camp_calibrate_form),
+ * then k_drd, k_cache, k_store, each by least squares through the origin of
+ * its component's measured growth (camp_measure) on its predictor (k_drd on
+ * s_LLC and on C, keeping the better: drd_base). The idle latencies come from
+ * the pair with the lowest DRAM MLP (a pointer chase) unless *idle_* are > 0.
+ * -1 with a message when the pairs cannot determine the constants (too few
  * memory-bound pairs, a component no pair exercises, a failed fit).
  */
 int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, double idle_cxl,
 		   struct camp_params *out, char *err, size_t errlen);
+/*
+ * The same with S_DRd's curve given (form: an enum camp_drd_x) or chosen (-1,
+ * as camp_calibrate: the better hyperbola). The queue form is fitted and its
+ * rms and beta's standard error reported in any case; given, it is refused by
+ * name when the pairs do not determine beta.
+ */
+int camp_calibrate_form(const struct camp_pair *pairs, size_t n, double idle_dram,
+			double idle_cxl, int form, struct camp_params *out, char *err, size_t errlen);
 
 /* The parameter file: "key = value" lines, '#' comments. */
 int camp_params_write(const char *path, const struct camp_params *P, const char *comment,

@@ -10,8 +10,19 @@
  *      runs (L = P11/P12, MLP = P11/P13) against x of the DRAM run;
  *      y = 1 / (p + q x) by nonlinear least squares, once with x = L/MLP
  *      (the paper's) and once with x = L; the fit with the smaller sum of
- *      squared residuals is kept (drd_x; camp_model.c says why L can be
- *      the better argument), the paper's on a tie or if the other fails;
+ *      squared residuals is kept (drd_x; camp_model.c says why L can be the
+ *      better argument), the paper's on a tie or if the other fails. The
+ *      queue form (camp_model.c: the device's latency at the DRAM run's
+ *      load; beta, kappa fitted with the idle latencies fixed) is fitted
+ *      too and its residual reported, but kept only when asked
+ *      (camp_calibrate_form): on cxlsim's four presets it fits the
+ *      microbenchmarks best (rms 0.06-0.09 against 0.09-0.23) and recovers
+ *      each device's bandwidth ratio as beta (NUMA 1.04, CXL-A 1.87, CXL-B
+ *      2.02, CXL-C 0.98: the presets' 1, 2, 2, 1), yet predicts the other
+ *      105 configurations' S_DRd worse on CXL-A and CXL-B (README "CAMP"):
+ *      a DRAM latency L mixes the unloaded latency (row hits or misses)
+ *      with queueing, so programs at one L differ in y by up to 0.5, and a
+ *      curve that follows the microbenchmarks' corner misses the rest;
  *   2  the scales, one per component, as the paper calibrates k_store on
  *      memset: with p, q fixed, each predictor of Eq. 5-7 without its k
  *      (A = s/c / (p + q x), B = R_LFB R_Mem s_Cache/c, C = s_SB/c)
@@ -57,9 +68,9 @@
  * Eq. 5 negative or infinite); a predictor that is zero for every pair; a
  * negative k.
  *
- * Idle latencies (for interleaving) are the demand-read latencies of the
- * pair whose DRAM run has the lowest MLP — a pointer chase, as Intel MLC's
- * idle latency is — unless given.
+ * Idle latencies (for interleaving and the queue form) are the demand-read
+ * latencies of the pair whose DRAM run has the lowest MLP — a pointer chase,
+ * as Intel MLC's idle latency is — unless given.
  */
 #include "cxlsim/camp.h"
 
@@ -102,6 +113,111 @@ static int hyp_df(const gsl_vector *b, void *data, gsl_matrix *J)
 		gsl_matrix_set(J, i, 1, g * d->x[i]);
 	}
 	return GSL_SUCCESS;
+}
+
+/* The queue form (camp_model.c): beta = e^u, kappa = 1 + e^v keep both in range. */
+struct qpts {
+	const double *x, *y;
+	size_t n;
+	double l0d, l0c;
+};
+
+static void queue_bk(const gsl_vector *b, double *beta, double *kappa)
+{
+	*beta = exp(fmin(gsl_vector_get(b, 0), 20));
+	*kappa = 1 + exp(fmin(gsl_vector_get(b, 1), 20));
+}
+
+static int queue_f(const gsl_vector *b, void *data, gsl_vector *r)
+{
+	const struct qpts *d = data;
+	double beta, kappa;
+	queue_bk(b, &beta, &kappa);
+	for (size_t i = 0; i < d->n; i++)
+		gsl_vector_set(r, i, camp_queue_y(d->x[i], d->l0d, d->l0c, beta, kappa) - d->y[i]);
+	return GSL_SUCCESS;
+}
+
+/*
+ * The relative standard error of beta at (beta, kappa): sigma^2 (J^T J)^-1 for
+ * u = ln beta, sigma^2 the residual variance; INFINITY where J^T J is singular
+ * (no point past the corner: beta does not move the curve).
+ */
+static double queue_beta_se(const struct qpts *d, double beta, double kappa, double ssr)
+{
+	const double h = 1e-6; /* central differences in u = ln beta and v = ln(kappa - 1) */
+	double u = log(beta), v = log(kappa - 1);
+	double a = 0, b = 0, c = 0; /* J^T J = [a b; b c] */
+	for (size_t i = 0; i < d->n; i++) {
+		double ju = (camp_queue_y(d->x[i], d->l0d, d->l0c, exp(u + h), kappa) -
+			     camp_queue_y(d->x[i], d->l0d, d->l0c, exp(u - h), kappa)) / (2 * h);
+		double jv = (camp_queue_y(d->x[i], d->l0d, d->l0c, beta, 1 + exp(v + h)) -
+			     camp_queue_y(d->x[i], d->l0d, d->l0c, beta, 1 + exp(v - h))) / (2 * h);
+		a += ju * ju, b += ju * jv, c += jv * jv;
+	}
+	if (!(a > 0))
+		return INFINITY;
+	if (!(c > 0) || !isfinite(c)) /* kappa at 1, where v = ln(kappa - 1) has no slope */
+		return sqrt(ssr / (double)(d->n - 2) / a);
+	double det = a * c - b * b;
+	if (!(det > 1e-12 * a * c))
+		return INFINITY;
+	return sqrt(ssr / (double)(d->n - 2) * c / det);
+}
+
+/*
+ * y = camp_queue_y(L) over the points, from a few starts (the surface is flat
+ * in kappa where no point is near the corner); 0 and the best fit's beta,
+ * kappa and residual, or -1 if no start converged, the device is not slower
+ * at idle, or the points do not determine beta (its standard error above
+ * CAMP_BETA_SE_MAX, camp.h: microbenchmarks that never load memory past the
+ * corner, whose best fit can put beta anywhere and extrapolate to any loaded
+ * program). The Jacobian is GSL's finite differences: two parameters, ~20
+ * points.
+ */
+static int fit_queue(const double *x, const double *y, size_t n, double l0d, double l0c,
+		     double *beta, double *kappa, double *ssr, double *se)
+{
+	*se = INFINITY;
+	if (n < 3 || !(l0c > l0d) || !(l0d > 0))
+		return -1;
+	struct qpts data = {x, y, n, l0d, l0c};
+	gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
+	gsl_multifit_nlinear_fdf fdf = {.f = queue_f, .df = NULL, .fvv = NULL, .n = n, .p = 2,
+					.params = &data};
+	gsl_multifit_nlinear_workspace *w =
+		gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, n, 2);
+	gsl_vector *b0 = gsl_vector_alloc(2);
+	int rc = -1;
+	*ssr = INFINITY;
+	static const double starts[][2] = {{1, 2}, {2, 2}, {1, 8}, {2, 8}, {1.5, 4}};
+	for (size_t s = 0; w && b0 && s < sizeof starts / sizeof starts[0]; s++) {
+		int info = 0;
+		gsl_vector_set(b0, 0, log(starts[s][0]));
+		gsl_vector_set(b0, 1, log(starts[s][1] - 1));
+		gsl_multifit_nlinear_init(b0, &fdf, w);
+		if (gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-12, NULL, NULL, &info, w) !=
+		    GSL_SUCCESS)
+			continue;
+		double bt, kp, r2 = 0;
+		queue_bk(w->x, &bt, &kp);
+		for (size_t i = 0; i < n; i++) {
+			double r = camp_queue_y(x[i], l0d, l0c, bt, kp) - y[i];
+			r2 += r * r;
+		}
+		if (isfinite(r2) && r2 < *ssr) {
+			*ssr = r2;
+			*beta = bt;
+			*kappa = kp;
+			rc = 0;
+		}
+	}
+	if (rc == 0 && !((*se = queue_beta_se(&data, *beta, *kappa, *ssr)) <= CAMP_BETA_SE_MAX))
+		rc = -1;
+	gsl_vector_free(b0);
+	if (w)
+		gsl_multifit_nlinear_free(w);
+	return rc;
 }
 
 /* y = 1 / (p + q x) over the points; -1 with a message. */
@@ -174,6 +290,12 @@ out:
 int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, double idle_cxl,
 		   struct camp_params *out, char *err, size_t errlen)
 {
+	return camp_calibrate_form(pairs, n, idle_dram, idle_cxl, -1, out, err, errlen);
+}
+
+int camp_calibrate_form(const struct camp_pair *pairs, size_t n, double idle_dram,
+			double idle_cxl, int form, struct camp_params *out, char *err, size_t errlen)
+{
 	int rc = -1;
 	struct camp_features *fd = calloc(n ? n : 1, sizeof *fd), *fc = calloc(n ? n : 1, sizeof *fc);
 	double *x = calloc(n ? n : 1, sizeof *x), *y = calloc(n ? n : 1, sizeof *y);
@@ -217,15 +339,50 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 			m++;
 		}
 	}
-	double ssr, lp, lq, lssr;
+	out->l_idle_dram = idle_dram > 0 ? idle_dram : fd[lowest].lat;
+	out->l_idle_cxl = idle_cxl > 0 ? idle_cxl : fc[lowest].lat;
+	double ssr, lp, lq, lssr = INFINITY, qb = 0, qk = 0, qssr = INFINITY;
 	char lerr[512];
+	out->fit_rms[0] = out->fit_rms[1] = out->fit_rms[2] = NAN;
 	if (fit_hyperbola(x, y, m, &out->p, &out->q, &ssr, err, errlen) != 0)
 		goto out;
-	out->drd_x = CAMP_DRD_X_LOM;
-	if (fit_hyperbola(xl, y, m, &lp, &lq, &lssr, lerr, sizeof lerr) == 0 && lssr < ssr) {
-		out->p = lp;
+	out->fit_rms[CAMP_DRD_X_LOM] = sqrt(ssr / (double)m);
+	int lrc = fit_hyperbola(xl, y, m, &lp, &lq, &lssr, lerr, sizeof lerr);
+	if (lrc == 0)
+		out->fit_rms[CAMP_DRD_X_LAT] = sqrt(lssr / (double)m);
+	int qrc = fit_queue(xl, y, m, out->l_idle_dram, out->l_idle_cxl, &qb, &qk, &qssr,
+			    &out->beta_se);
+	if (isfinite(qssr))
+		out->fit_rms[CAMP_DRD_X_QUEUE] = sqrt(qssr / (double)m);
+	/* auto: the better hyperbola; the queue form only when asked (header) */
+	bool lat = form == CAMP_DRD_X_LAT || (form < 0 && lrc == 0 && lssr < ssr);
+	if (form == CAMP_DRD_X_LAT && lrc != 0) {
+		snprintf(err, errlen, "%s", lerr);
+		goto out;
+	}
+	if (lat || (form == CAMP_DRD_X_QUEUE && lrc == 0 && lssr < ssr)) {
+		out->p = lp; /* with the queue form: the better hyperbola's, for reference */
 		out->q = lq;
-		out->drd_x = CAMP_DRD_X_LAT;
+	}
+	out->drd_x = lat ? CAMP_DRD_X_LAT : CAMP_DRD_X_LOM;
+	if (form == CAMP_DRD_X_QUEUE) {
+		if (qrc != 0) {
+			if (isfinite(out->beta_se))
+				snprintf(err, errlen,
+					 "calibrate: the queue form's beta is not determined by these "
+					 "pairs (standard error %.0f %%, at most %.0f %%): run the "
+					 "microbenchmarks on enough threads to load memory",
+					 100 * out->beta_se, 100 * CAMP_BETA_SE_MAX);
+			else
+				snprintf(err, errlen,
+					 "calibrate: the queue form's beta is not determined by these "
+					 "pairs: none loads memory past the corner (run the "
+					 "microbenchmarks on enough threads to load memory)");
+			goto out;
+		}
+		out->beta = qb;
+		out->kappa = qk;
+		out->drd_x = CAMP_DRD_X_QUEUE;
 	}
 	/* col: the three predictors without their k (rows 0..2), and A on C (row 3) */
 	double *col = calloc(4 * n, sizeof *col), *grow = calloc(3 * n, sizeof *grow);
@@ -235,8 +392,10 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct camp_params unit = {.p = out->p, .q = out->q, .k_drd = 1, .k_cache = 1,
-					   .k_store = 1, .drd_x = out->drd_x,
+		struct camp_params unit = {.p = out->p, .q = out->q, .beta = out->beta,
+					   .kappa = out->kappa, .k_drd = 1, .k_cache = 1,
+					   .k_store = 1, .l_idle_dram = out->l_idle_dram,
+					   .l_idle_cxl = out->l_idle_cxl, .drd_x = out->drd_x,
 					   .drd_events = ev.drd_events};
 		struct camp_slowdown c, cm;
 		camp_predict(&unit, &fd[i], &c);
@@ -283,8 +442,6 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 				 kname[j], k[j]);
 			goto out;
 		}
-	out->l_idle_dram = idle_dram > 0 ? idle_dram : fd[lowest].lat;
-	out->l_idle_cxl = idle_cxl > 0 ? idle_cxl : fc[lowest].lat;
 	out->pairs = (uint32_t)n;
 	out->drd_events = ev.drd_events;
 	/*
@@ -314,15 +471,29 @@ static const struct pkey pkeys[] = {PK(p), PK(q), PK(k_drd), PK(k_cache), PK(k_s
 #define NPKEYS (sizeof pkeys / sizeof pkeys[0])
 
 /* S_DRd's form (enum camp_drd_x, camp_drd_base); a file without them has the paper's. */
-static const char *const drd_x_names[2] = {"l_over_mlp", "l"};
-static const char *const drd_base_names[2] = {"s_llc", "c_mem"};
-static const char *const drd_events_names[2] = {"demand", "l3_miss"};
-static const char *const load_names[2] = {"footprint", "rate"};
+static const char *const drd_x_names[] = {"l_over_mlp", "l", "queue", NULL};
+static const char *const drd_base_names[] = {"s_llc", "c_mem", NULL};
+static const char *const drd_events_names[] = {"demand", "l3_miss", NULL};
+static const char *const load_names[] = {"footprint", "rate", NULL};
 
-/* v's index in names[2], or -1. */
-static int name_index(const char *const names[2], const char *v)
+/* v's index in the NULL-terminated names, or -1. */
+static int name_index(const char *const names[], const char *v)
 {
-	return strcmp(v, names[0]) == 0 ? 0 : strcmp(v, names[1]) == 0 ? 1 : -1;
+	for (int i = 0; names[i]; i++)
+		if (strcmp(v, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* "a, b or c" of the NULL-terminated names, into buf. */
+static const char *name_list(const char *const names[], char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (int i = 0; names[i] && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i == 0 ? "" : names[i + 1] ? ", " : " or ",
+				      names[i]);
+	return buf;
 }
 
 int camp_params_write(const char *path, const struct camp_params *P, const char *comment,
@@ -337,13 +508,22 @@ int camp_params_write(const char *path, const struct camp_params *P, const char 
 		P->pairs);
 	if (comment && *comment)
 		fprintf(f, "# %s\n", comment);
-	fprintf(f, "# S_DRd = k_drd / (p + q x) s/c with x = %s, s = %s; S_Cache = k_cache R_LFB R_Mem "
-		   "s_Cache/c; S_Store = k_store s_SB/c\n# latencies in core cycles\n",
-		P->drd_x == CAMP_DRD_X_LAT ? "L" : "L/MLP", P->drd_base == CAMP_DRD_BASE_MEM ? "C" : "s_LLC");
+	if (P->drd_x == CAMP_DRD_X_QUEUE)
+		fprintf(f, "# S_DRd = k_drd y(L) s/c, y the device's latency at the DRAM run's load (queue "
+			   "form, beta, kappa; p, q: the better hyperbola, unused), s = %s;",
+			P->drd_base == CAMP_DRD_BASE_MEM ? "C" : "s_LLC");
+	else
+		fprintf(f, "# S_DRd = k_drd / (p + q x) s/c with x = %s, s = %s;",
+			P->drd_x == CAMP_DRD_X_LAT ? "L" : "L/MLP",
+			P->drd_base == CAMP_DRD_BASE_MEM ? "C" : "s_LLC");
+	fprintf(f, " S_Cache = k_cache R_LFB R_Mem s_Cache/c; S_Store = k_store s_SB/c\n"
+		   "# latencies in core cycles\n");
 	for (size_t i = 0; i < NPKEYS; i++)
 		fprintf(f, "%s = %.17g\n", pkeys[i].name,
 			*(const double *)((const char *)P + pkeys[i].off));
-	fprintf(f, "drd_x = %s\n", drd_x_names[P->drd_x ? 1 : 0]);
+	if (P->drd_x == CAMP_DRD_X_QUEUE)
+		fprintf(f, "beta = %.17g\nkappa = %.17g\n", P->beta, P->kappa);
+	fprintf(f, "drd_x = %s\n", drd_x_names[P->drd_x <= CAMP_DRD_X_QUEUE ? P->drd_x : 0]);
 	fprintf(f, "drd_base = %s\n", drd_base_names[P->drd_base ? 1 : 0]);
 	fprintf(f, "drd_events = %s\n", drd_events_names[P->drd_events ? 1 : 0]);
 	fprintf(f, "load_share = %s\n", load_names[P->load ? 1 : 0]);
@@ -363,7 +543,7 @@ int camp_params_read(const char *path, struct camp_params *P, char *err, size_t 
 		return -1;
 	}
 	memset(P, 0, sizeof *P);
-	bool seen[NPKEYS] = {false};
+	bool seen[NPKEYS] = {false}, seen_beta = false, seen_kappa = false;
 	char line[512];
 	int rc = -1;
 	for (unsigned ln = 1; fgets(line, sizeof line, f); ln++) {
@@ -392,8 +572,9 @@ int camp_params_read(const char *path, struct camp_params *P, char *err, size_t 
 							 : &P->drd_events;
 			int i = name_index(names, val);
 			if (i < 0) {
-				snprintf(err, errlen, "%s:%u: %s: expected %s or %s, got '%s'", path, ln,
-					 key, names[0], names[1], val);
+				char list[128];
+				snprintf(err, errlen, "%s:%u: %s: expected %s, got '%s'", path, ln, key,
+					 name_list(names, list, sizeof list), val);
 				goto out;
 			}
 			*field = (uint8_t)i;
@@ -402,7 +583,12 @@ int camp_params_read(const char *path, struct camp_params *P, char *err, size_t 
 		size_t i = 0;
 		while (i < NPKEYS && strcmp(pkeys[i].name, key) != 0)
 			i++;
-		if (i == NPKEYS) {
+		double *dst = i < NPKEYS ? (double *)((char *)P + pkeys[i].off) : NULL;
+		if (strcmp(key, "beta") == 0)
+			dst = &P->beta, seen_beta = true;
+		else if (strcmp(key, "kappa") == 0)
+			dst = &P->kappa, seen_kappa = true;
+		if (!dst) {
 			snprintf(err, errlen, "%s:%u: unknown key '%s'", path, ln, key);
 			goto out;
 		}
@@ -413,8 +599,9 @@ int camp_params_read(const char *path, struct camp_params *P, char *err, size_t 
 			snprintf(err, errlen, "%s:%u: %s: expected a number, got '%s'", path, ln, key, val);
 			goto out;
 		}
-		*(double *)((char *)P + pkeys[i].off) = v;
-		seen[i] = true;
+		*dst = v;
+		if (i < NPKEYS)
+			seen[i] = true;
 	}
 	for (size_t i = 0; i < NPKEYS; i++)
 		if (!seen[i]) {
@@ -422,6 +609,16 @@ int camp_params_read(const char *path, struct camp_params *P, char *err, size_t 
 				 pkeys[i].name);
 			goto out;
 		}
+	if (P->drd_x == CAMP_DRD_X_QUEUE && (!seen_beta || !seen_kappa)) {
+		snprintf(err, errlen, "%s: drd_x = queue without %s (made by cxlsim-camp calibrate?)", path,
+			 !seen_beta ? "beta" : "kappa");
+		goto out;
+	}
+	if (P->drd_x == CAMP_DRD_X_QUEUE && (!(P->beta > 0) || !(P->kappa >= 1))) {
+		snprintf(err, errlen, "%s: %s = %g: expected %s", path, P->beta > 0 ? "kappa" : "beta",
+			 P->beta > 0 ? P->kappa : P->beta, P->beta > 0 ? "at least 1" : "more than 0");
+		goto out;
+	}
 	rc = 0;
 out:
 	fclose(f);

@@ -22,6 +22,7 @@
  *
  *   S_DRd   = k_drd / (p + q x) * s / c                             (Eq. 5)
  *             x = L/MLP (the paper's) or L = P11 / P12
+ *             (or k_drd y(L) s / c, the queue form below)
  *             s = s_LLC = P3 (the paper's) or C = P13
  *   S_Cache = k_cache * R_LFB * R_Mem * s_Cache / c      s_Cache = P1 - P2 (Eq. 6)
  *             R_LFB = P5 / (P5 + P4)
@@ -49,6 +50,30 @@
  *       program along the curve without changing its y: pointer chases of
  *       1..8 chains have nearly one L (1.00-1.10 x idle) and y 1.26-1.43
  *       while L/MLP runs 214..35.
+ *
+ * The queue form (drd_x = queue). The hyperbola in L says that the device
+ * adds a latency that shrinks relative to L as L grows, and passes through
+ * both the unloaded chase and the loaded streams only on a device with half
+ * DRAM's bandwidth. Where the device has DRAM's bandwidth (cxlsim's NUMA and
+ * CXL-C presets) a saturated stream's latency is set by its bandwidth, not
+ * by the idle latency: with the same reads outstanding, Little's law gives
+ * the same latency on both tiers, and the device adds nothing (CXL-C's
+ * strided reads at 2.7 and 5.5 x the idle DRAM latency: y 0.02 and 0.00,
+ * where one hyperbola through the unloaded chase's 1.39 gives 0.3-0.6). The
+ * asymptotic bounds of a closed queue say so for any device: with N reads
+ * outstanding, an unloaded latency Z and a service time D at the bottleneck,
+ * L >= max(Z + D, N D). Smoothed (kappa: how sharp the corner is),
+ *
+ *   L^k    = Z^k + (N D)^k                      (the DRAM run: N D from L)
+ *   L_C^k  = (Z + Delta)^k + beta^k (N D)^k     (the device: Delta more idle
+ *                                                latency, beta x the service time)
+ *   y      = L_C / L - 1
+ *
+ * with Z the idle DRAM latency Lidle_D, Delta = Lidle_C - Lidle_D (both
+ * measured by calibration's pointer chase) and beta, kappa fitted on the
+ * microbenchmarks as p, q are. A run below the idle latency (row hits) is
+ * unloaded: L_C = L + Delta. MLP invariance is kept (N is the same on both
+ * tiers), so y is R_Lat - 1 as for the hyperbola in L, and the base is C.
  *
  * The measured slowdown of a (DRAM, CXL) pair is the time ratio minus one;
  * its components, as Melody attributes them, are the growth of each stall
@@ -202,16 +227,37 @@ int camp_predict_need(const struct camp_params *P, const struct camp_counts *c, 
 		      size_t errlen)
 {
 	const enum camp_ev *lat = &drd_set[P->drd_events ? 1 : 0][0]; /* P11 or P11m */
-	return P->drd_x == CAMP_DRD_X_LAT ? camp_need(c, lat, 1, err, errlen) : 0;
+	return P->drd_x != CAMP_DRD_X_LOM ? camp_need(c, lat, 1, err, errlen) : 0;
+}
+
+#define KAPPA_MAX 64.0 /* past it the corner is sharp to 1 %: no different, and pow stays finite */
+
+double camp_queue_y(double L, double l_idle_dram, double l_idle_cxl, double beta, double kappa)
+{
+	if (L <= 0)
+		return 0;
+	double delta = l_idle_cxl - l_idle_dram;
+	if (L <= l_idle_dram)
+		return delta / L; /* unloaded: the device's idle latency on top */
+	double k = fmin(fmax(kappa, 1), KAPPA_MAX);
+	/* in units of L, so that the powers stay near 1 */
+	double z = l_idle_cxl / L, b = l_idle_dram / L;
+	return pow(pow(z, k) + pow(beta, k) * (1 - pow(b, k)), 1 / k) - 1;
+}
+
+double camp_drd_y(const struct camp_params *P, const struct camp_features *f)
+{
+	if (P->drd_x == CAMP_DRD_X_QUEUE)
+		return camp_queue_y(f->lat, P->l_idle_dram, P->l_idle_cxl, P->beta, P->kappa);
+	double h = P->p + P->q * (P->drd_x == CAMP_DRD_X_LAT ? f->lat : f->lom);
+	return h > 0 ? 1 / h : 0;
 }
 
 void camp_predict(const struct camp_params *P, const struct camp_features *f,
 		  struct camp_slowdown *out)
 {
-	double x = P->drd_x == CAMP_DRD_X_LAT ? f->lat : f->lom;
 	double s = P->drd_base == CAMP_DRD_BASE_MEM ? f->c_mem : f->s_llc;
-	double h = P->p + P->q * x;
-	out->drd = h > 0 ? P->k_drd / h * s : 0;
+	out->drd = P->k_drd * camp_drd_y(P, f) * s;
 	out->cache = P->k_cache * f->r_lfb * f->r_mem * f->s_cache;
 	out->store = P->k_store * f->s_sb;
 	out->total = out->drd + out->cache + out->store;

@@ -3,7 +3,8 @@
  * interleaving synthesis and best-shot policy (include/cxlsim/camp.h) on
  * counters from cxlsim HDF5 files or `perf stat` output.
  *
- *   cxlsim-camp calibrate [-o PARAMS] [--idle-dram C] [--idle-cxl C] DRAM CXL [DRAM CXL ...]
+ *   cxlsim-camp calibrate [-o PARAMS] [--idle-dram C] [--idle-cxl C]
+ *                         [--drd-form auto|l_over_mlp|l|queue] DRAM CXL [DRAM CXL ...]
  *   cxlsim-camp predict   -p PARAMS [--csv] [--sum] DRAM ...
  *   cxlsim-camp predict   -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL
  *   cxlsim-camp interleave -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate]
@@ -28,10 +29,13 @@
 
 static const char usage[] =
 	"usage: cxlsim-camp COMMAND [options] FILES\n"
-	"  calibrate [-o PARAMS] [--idle-dram CYCLES] [--idle-cxl CYCLES] DRAM CXL [DRAM CXL ...]\n"
+	"  calibrate [-o PARAMS] [--idle-dram CYCLES] [--idle-cxl CYCLES]\n"
+	"            [--drd-form auto|l_over_mlp|l|queue] DRAM CXL [DRAM CXL ...]\n"
 	"        fit p, q, k_drd, k_cache, k_store from microbenchmark pairs (a DRAM-only and a\n"
 	"        CXL-only run each; the four microbenchmarks of CAMP); writes PARAMS\n"
-	"        (default camp-params.txt)\n"
+	"        (default camp-params.txt); --drd-form: S_DRd's curve, 1 / (p + q L/MLP) (Eq. 5),\n"
+	"        1 / (p + q L), or the device's latency at the DRAM run's load (queue: beta,\n"
+	"        kappa); auto (default): the hyperbola that fits the pairs better\n"
 	"  predict -p PARAMS [--csv] [--sum] DRAM ...\n"
 	"        S_DRd, S_Cache, S_Store and the slowdown S from DRAM-only runs (CAMP Eq. 5-7);\n"
 	"        S is the slowest thread's (each thread from its own counters) where the file\n"
@@ -71,6 +75,7 @@ struct opts {
 	bool csv, pair, sum;
 	uint32_t runs, points;
 	int load; /* enum camp_load, -1: the parameter file's */
+	int drd_form; /* enum camp_drd_x, -1: auto */
 	double idle_dram, idle_cxl;
 	const char *files[4096];
 	size_t nfiles;
@@ -87,7 +92,7 @@ static int parse_double(const char *s, double *v)
 /* Options of every command; -1 after printing the usage error. */
 static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 {
-	*o = (struct opts){.points = 101, .load = -1};
+	*o = (struct opts){.points = 101, .load = -1, .drd_form = -1};
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -127,6 +132,22 @@ static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 				o->load = CAMP_LOAD_RATE;
 			else {
 				snprintf(msg, len, "--load: expected footprint or rate, got '%s'", next);
+				return -1;
+			}
+		} else if (strcmp(a, "--drd-form") == 0) {
+			static const char *const forms[] = {"l_over_mlp", "l", "queue"};
+			if (!next)
+				goto missing;
+			i++;
+			o->drd_form = -2;
+			for (int f = 0; f < 3; f++)
+				if (strcmp(next, forms[f]) == 0)
+					o->drd_form = f;
+			if (strcmp(next, "auto") == 0)
+				o->drd_form = -1;
+			if (o->drd_form == -2) {
+				snprintf(msg, len,
+					 "--drd-form: expected auto, l_over_mlp, l or queue, got '%s'", next);
 				return -1;
 			}
 		} else if (strcmp(a, "--points") == 0) {
@@ -197,16 +218,34 @@ static int cmd_calibrate(const struct opts *o)
 		if (camp_read(o->files[2 * i], &pairs[i].dram, err, sizeof err) != 0 ||
 		    camp_read(o->files[2 * i + 1], &pairs[i].cxl, err, sizeof err) != 0)
 			goto out;
-	if (camp_calibrate(pairs, n, o->idle_dram, o->idle_cxl, &P, err, sizeof err) != 0)
+	if (camp_calibrate_form(pairs, n, o->idle_dram, o->idle_cxl, o->drd_form, &P, err,
+				sizeof err) != 0)
 		goto out;
 	const char *path = o->out ? o->out : "camp-params.txt";
 	if (camp_params_write(path, &P, NULL, err, sizeof err) != 0)
 		goto out;
-	printf("p = %.6g  q = %.6g  k_drd = %.6g  k_cache = %.6g  k_store = %.6g\n"
-	       "S_DRd = k_drd / (p + q %s) %s/c\n"
-	       "idle demand-read latency: DRAM %.1f, CXL %.1f cycles; %zu pairs -> %s\n",
-	       P.p, P.q, P.k_drd, P.k_cache, P.k_store, P.drd_x == CAMP_DRD_X_LAT ? "L" : "L/MLP",
-	       P.drd_base == CAMP_DRD_BASE_MEM ? "C" : "s_LLC", P.l_idle_dram, P.l_idle_cxl, n, path);
+	const char *base = P.drd_base == CAMP_DRD_BASE_MEM ? "C" : "s_LLC";
+	if (P.drd_x == CAMP_DRD_X_QUEUE)
+		printf("beta = %.6g  kappa = %.6g  k_drd = %.6g  k_cache = %.6g  k_store = %.6g\n"
+		       "S_DRd = k_drd y(L) %s/c, y the device's latency at the DRAM run's load "
+		       "(queue form)\n",
+		       P.beta, P.kappa, P.k_drd, P.k_cache, P.k_store, base);
+	else
+		printf("p = %.6g  q = %.6g  k_drd = %.6g  k_cache = %.6g  k_store = %.6g\n"
+		       "S_DRd = k_drd / (p + q %s) %s/c\n",
+		       P.p, P.q, P.k_drd, P.k_cache, P.k_store,
+		       P.drd_x == CAMP_DRD_X_LAT ? "L" : "L/MLP", base);
+	printf("idle demand-read latency: DRAM %.1f, CXL %.1f cycles; %zu pairs -> %s\n",
+	       P.l_idle_dram, P.l_idle_cxl, n, path);
+	char se[64];
+	if (isfinite(P.beta_se))
+		snprintf(se, sizeof se, "beta's standard error %.1f %%%s", 100 * P.beta_se,
+			 P.beta_se > CAMP_BETA_SE_MAX ? ": not determined" : "");
+	else
+		snprintf(se, sizeof se, "beta not determined: no pair loaded past the corner");
+	printf("S_DRd's forms on the microbenchmarks, rms of R_Lat / R_MLP - 1: 1 / (p + q L/MLP) "
+	       "%.3f, 1 / (p + q L) %.3f, queue %.3f (%s)\n",
+	       P.fit_rms[0], P.fit_rms[1], P.fit_rms[2], se);
 	rc = 0;
 out:
 	free(pairs);

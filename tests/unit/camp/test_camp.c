@@ -373,6 +373,26 @@ END_TEST
  * by k (R - 1) C, C = P13 / c the memory-active cycles. Calibration must
  * choose the hyperbola in L and the base C, and recover p, q, k_drd.
  */
+/* Predicting a pair's DRAM run with P reproduces its measured S_DRd growth. */
+static void assert_drd_reproduced(const struct camp_params *P, const struct camp_pair *pr)
+{
+	struct camp_features f;
+	struct camp_slowdown pd, me;
+	char err[1024];
+	ck_assert(camp_features(&pr->dram, &f, err, sizeof err) == 0);
+	camp_predict(P, &f, &pd);
+	ck_assert(camp_measure(&pr->dram, &pr->cxl, &me, err, sizeof err) == 0);
+	ck_assert_msg(near(pd.drd, me.drd, 1e-6), "S_DRd %g vs %g", pd.drd, me.drd);
+}
+
+/* An empty temporary file for a parameter file; path is its mkstemp template. */
+static void temp_file(char *path)
+{
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+}
+
 static const double LP = 0.05, LQ = 0.003;
 
 static void make_pair_l(struct camp_pair *pr, double l, double m, double s_llc, double s_cache,
@@ -403,19 +423,12 @@ START_TEST(test_calibrate_chooses_latency_form)
 	ck_assert_msg(near(P.p, LP, 1e-6) && near(P.q, LQ, 1e-8), "p %g q %g", P.p, P.q);
 	ck_assert_msg(near(P.k_drd, TK[0], 1e-6), "k_drd %g", P.k_drd);
 	/* prediction from a DRAM run alone reproduces the synthetic growth */
-	struct camp_features f;
-	struct camp_slowdown pr, me;
-	ck_assert(camp_features(&pairs[2].dram, &f, err, sizeof err) == 0);
-	camp_predict(&P, &f, &pr);
-	ck_assert(camp_measure(&pairs[2].dram, &pairs[2].cxl, &me, err, sizeof err) == 0);
-	ck_assert_msg(near(pr.drd, me.drd, 1e-6), "S_DRd %g vs %g", pr.drd, me.drd);
+	assert_drd_reproduced(&P, &pairs[2]);
 
 	/* The form is in the parameter file and read back; a bad name is refused by
 	 * name; a file without the keys (before they existed) has the paper's form. */
 	char path[] = "/tmp/camp-params.XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert(fd >= 0);
-	close(fd);
+	temp_file(path);
 	ck_assert(camp_params_write(path, &P, NULL, err, sizeof err) == 0);
 	struct camp_params Q;
 	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
@@ -424,7 +437,8 @@ START_TEST(test_calibrate_chooses_latency_form)
 	fputs("drd_x = latency\n", fp);
 	fclose(fp);
 	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
-	ck_assert_msg(strstr(err, ": drd_x: expected l_over_mlp or l, got 'latency'"), "%s", err);
+	ck_assert_msg(strstr(err, ": drd_x: expected l_over_mlp, l or queue, got 'latency'"), "%s",
+		      err);
 	fp = fopen(path, "w");
 	fputs("p = 1\nq = 2\nk_drd = 1\nk_cache = 1\nk_store = 1\nl_idle_dram = 200\n"
 	      "l_idle_cxl = 500\n", fp);
@@ -439,6 +453,109 @@ START_TEST(test_calibrate_chooses_latency_form)
 	ck_assert(camp_predict_need(&Q, &c, err, sizeof err) == 0); /* L/MLP: P12, P13 only */
 	ck_assert(camp_predict_need(&P, &c, err, sizeof err) == -1);
 	ck_assert_msg(strstr(err, "offcore_requests_outstanding.demand_data_rd"), "%s", err);
+}
+END_TEST
+
+/*
+ * Pairs whose device follows the queue form (camp_model.c): idle latencies
+ * 200 and 500 cycles, the device's service time beta times DRAM's, the
+ * corner's sharpness kappa; the CXL run's latency is L (1 + y) at the same
+ * MLP and the L3-miss stalls grow by k y C. Calibration must fit the queue
+ * form better than both hyperbolas, and, asked for it, recover beta, kappa
+ * and k_drd, both for a device with half DRAM's bandwidth and for one with
+ * the same.
+ */
+static void make_pair_q(struct camp_pair *pr, double beta, double kappa, double l, double m,
+			double s_cache, double s_sb)
+{
+	double y = camp_queue_y(l, 200, 500, beta, kappa), cmem = l * 1e6 / m / 1e9;
+	double sd = TK[0] * y * cmem, sc = TK[1] * 0.75 * 0.75 * s_cache, ss = TK[2] * s_sb;
+	double S = sd + sc + ss, s_llc = 0.8 * cmem;
+	pr->dram = synth(1e9, l, m, s_llc, s_cache, s_sb, 1e6);
+	pr->cxl = synth(1e9 * (1 + S), l * (1 + y), m, (s_llc + sd) / (1 + S), (s_cache + sc) / (1 + S),
+			(s_sb + ss) / (1 + S), 1e6 * (1 + S));
+}
+
+START_TEST(test_calibrate_queue_form)
+{
+	/* the curve itself: unloaded below the idle latency, continuous at it, and
+	 * tending to beta - 1 far above it */
+	ck_assert(near(camp_queue_y(150, 200, 500, 2, 6), 300.0 / 150, 1e-12));
+	ck_assert(near(camp_queue_y(200, 200, 500, 2, 6), 300.0 / 200, 1e-12));
+	ck_assert(near(camp_queue_y(200.001, 200, 500, 2, 6), 300.0 / 200, 1e-4));
+	ck_assert(near(camp_queue_y(1e5, 200, 500, 2, 6), 1, 1e-6));
+	ck_assert(near(camp_queue_y(1e5, 200, 500, 1, 6), 0, 1e-6));
+	static const double dev[2][2] = {{2, 6}, {1, 3}}; /* (beta, kappa): CXL-A-like, CXL-C-like */
+	for (int d = 0; d < 2; d++) {
+		double beta = dev[d][0], kappa = dev[d][1];
+		struct camp_pair pairs[8];
+		make_pair_q(&pairs[0], beta, kappa, 200, 1, 0, 0);     /* pointer chase: the idle pair */
+		make_pair_q(&pairs[1], beta, kappa, 210, 4, 0.02, 0);  /* chains */
+		make_pair_q(&pairs[2], beta, kappa, 260, 6, 0, 0);     /* chains on 8 threads */
+		make_pair_q(&pairs[3], beta, kappa, 150, 12, 0.05, 0); /* strided, row hits */
+		make_pair_q(&pairs[4], beta, kappa, 330, 3.5, 0.15, 0);/* streams, loaded */
+		make_pair_q(&pairs[5], beta, kappa, 420, 3.8, 0.3, 0.02);
+		make_pair_q(&pairs[6], beta, kappa, 700, 8, 0.1, 0);
+		make_pair_q(&pairs[7], beta, kappa, 200, 1.5, 0, 0.9); /* memset */
+		struct camp_params P;
+		char err[1024];
+		/* by default a hyperbola is kept, the queue form's better fit reported */
+		ck_assert_msg(camp_calibrate(pairs, 8, 0, 0, &P, err, sizeof err) == 0, "%s", err);
+		ck_assert(P.drd_x != CAMP_DRD_X_QUEUE);
+		ck_assert_msg(P.fit_rms[CAMP_DRD_X_QUEUE] < 1e-6 &&
+				      P.fit_rms[CAMP_DRD_X_LAT] > 100 * P.fit_rms[CAMP_DRD_X_QUEUE] &&
+				      P.beta_se < 1e-6,
+			      "rms %g %g %g se %g", P.fit_rms[0], P.fit_rms[1], P.fit_rms[2], P.beta_se);
+		ck_assert_msg(camp_calibrate_form(pairs, 8, 0, 0, CAMP_DRD_X_QUEUE, &P, err, sizeof err) ==
+				      0,
+			      "%s", err);
+		ck_assert_uint_eq(P.drd_x, CAMP_DRD_X_QUEUE);
+		ck_assert_uint_eq(P.drd_base, CAMP_DRD_BASE_MEM);
+		ck_assert(near(P.l_idle_dram, 200, 1e-9) && near(P.l_idle_cxl, 500, 1e-9));
+		ck_assert_msg(near(P.beta, beta, 1e-4) && near(P.kappa, kappa, 1e-3), "beta %g kappa %g",
+			      P.beta, P.kappa);
+		ck_assert_msg(near(P.k_drd, TK[0], 1e-6), "k_drd %g", P.k_drd);
+		assert_drd_reproduced(&P, &pairs[5]);
+
+		/* beta and kappa round-trip through the file; drd_x = queue needs them */
+		char path[] = "/tmp/camp-params.XXXXXX";
+		temp_file(path);
+		ck_assert(camp_params_write(path, &P, NULL, err, sizeof err) == 0);
+		struct camp_params Q;
+		ck_assert_msg(camp_params_read(path, &Q, err, sizeof err) == 0, "%s", err);
+		ck_assert(Q.drd_x == CAMP_DRD_X_QUEUE && Q.beta == P.beta && Q.kappa == P.kappa);
+		FILE *fp = fopen(path, "w");
+		fputs("p = 1\nq = 2\nk_drd = 1\nk_cache = 1\nk_store = 1\nl_idle_dram = 200\n"
+		      "l_idle_cxl = 500\nbeta = 2\ndrd_x = queue\n", fp);
+		fclose(fp);
+		ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
+		ck_assert_msg(strstr(err, ": drd_x = queue without kappa"), "%s", err);
+		fp = fopen(path, "a");
+		fputs("kappa = 0.5\n", fp);
+		fclose(fp);
+		ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
+		ck_assert_msg(strstr(err, ": kappa = 0.5: expected at least 1"), "%s", err);
+		unlink(path);
+		/* pairs that never load memory past the corner (all at or below the
+		 * idle latency) do not determine beta: asked for, the form is refused */
+		struct camp_pair light[5];
+		make_pair_q(&light[0], beta, kappa, 200, 1, 0, 0);
+		make_pair_q(&light[1], beta, kappa, 190, 1.2, 0.02, 0);
+		make_pair_q(&light[2], beta, kappa, 150, 1.1, 0.05, 0);
+		make_pair_q(&light[3], beta, kappa, 170, 1.4, 0.1, 0);
+		make_pair_q(&light[4], beta, kappa, 200, 1.5, 0, 0.9);
+		struct camp_params L;
+		ck_assert(camp_calibrate_form(light, 5, 0, 0, CAMP_DRD_X_QUEUE, &L, err, sizeof err) ==
+			  -1);
+		ck_assert_msg(strstr(err, "the queue form's beta is not determined"), "%s", err);
+		ck_assert_msg(camp_calibrate(light, 5, 0, 0, &L, err, sizeof err) == 0, "%s", err);
+		ck_assert(!(L.beta_se <= CAMP_BETA_SE_MAX));
+		/* the queue form reads L: without P11, one line naming it */
+		struct camp_counts c = pairs[0].dram;
+		c.state[CAMP_ORO_DRD] = CAMP_ABSENT;
+		ck_assert(camp_predict_need(&P, &c, err, sizeof err) == -1);
+		ck_assert_msg(strstr(err, "offcore_requests_outstanding.demand_data_rd"), "%s", err);
+	}
 }
 END_TEST
 
@@ -682,6 +799,7 @@ Suite *camp_suite(void)
 	tcase_add_test(tc, test_perf_per_thread);
 	tcase_add_test(tc, test_calibrate_recovers_known_constants);
 	tcase_add_test(tc, test_calibrate_chooses_latency_form);
+	tcase_add_test(tc, test_calibrate_queue_form);
 	tcase_add_test(tc, test_demand_read_events_l3_miss_or_paper);
 	tcase_add_test(tc, test_calibrate_refuses_what_it_cannot_fit);
 	tcase_add_test(tc, test_interleave_closed_forms);
