@@ -418,8 +418,15 @@ static void completion_check(struct cn_node *cn)
 		return; /* a failed node's work ended with it */
 	if (cxs_run_interrupted(lp))
 		return; /* stopped on a signal: the status says how far it got */
+	/*
+	 * Of the unfinished cores, the one furthest behind its reference run's
+	 * operation count is named: at a barrier the others spin and pass their
+	 * count, and the first unfinished core is as likely one of them.
+	 */
+	uint32_t unfinished = 0, worst = 0;
+	uint64_t worst_done = 0, worst_want = 0;
 	for (uint32_t c = 0; c < M->cn.cores; c++) {
-		char d[512] = "", total[96] = "", why[160];
+		char why[160];
 		uint64_t done, want = 0;
 		if (cn->ooo) {
 			if (cxs_core_done(cn->ooo[c]))
@@ -440,24 +447,38 @@ static void completion_check(struct cn_node *cn)
 			done = cxs_kt_mem_ops(cn->kts[c]);
 			if (w->ref_ops)
 				want = w->ref_ops[node * M->cn.cores + c];
-			cxs_core_describe(cn->ooo[c], d, sizeof d);
 		} else {
 			if (cn->testers[c].done >= w->tester.ops)
 				continue;
 			done = cn->testers[c].done;
 			want = w->tester.ops;
-			snprintf(d, sizeof d, "core %u: tester, %" PRIu64 " requests issued", c,
-				 cn->testers[c].issued);
 		}
-		if (want)
-			snprintf(total, sizeof total, " of %" PRIu64, want);
-		cxs_lp_fail(lp, 4,
-			    "workload %s unfinished at the engine.end_time cap (%" PRIu64
-			    " ps): node %u core %u did %" PRIu64 "%s operations; %s",
-			    w->kernel ? w->kernel->name : "tester", cxs_end_time(lp), node, c, done,
-			    total, d);
-		return;
+		/* done / want below worst_done / worst_want; without a count, the first */
+		if (unfinished++ == 0 ||
+		    (want && (!worst_want || (double)done * worst_want < (double)worst_done * want))) {
+			worst = c;
+			worst_done = done;
+			worst_want = want;
+		}
 	}
+	if (!unfinished)
+		return;
+	char d[512] = "", total[96] = "", others[96] = "";
+	if (cn->ooo)
+		cxs_core_describe(cn->ooo[worst], d, sizeof d);
+	else
+		snprintf(d, sizeof d, "core %u: tester, %" PRIu64 " requests issued", worst,
+			 cn->testers[worst].issued);
+	if (worst_want)
+		snprintf(total, sizeof total, " of %" PRIu64, worst_want);
+	if (unfinished > 1)
+		snprintf(others, sizeof others, " (%u of its %u cores unfinished; this one furthest behind)",
+			 unfinished, M->cn.cores);
+	cxs_lp_fail(lp, 4,
+		    "workload %s unfinished at the engine.end_time cap (%" PRIu64
+		    " ps): node %u core %u did %" PRIu64 "%s operations%s; %s",
+		    w->kernel ? w->kernel->name : "tester", cxs_end_time(lp), node, worst, worst_done,
+		    total, others, d);
 }
 
 /* Per-CN workload figures: the ROI's bounds and the programs' result counters. */

@@ -12,6 +12,8 @@
 #   - a bandwidth-bound workload's interleave curve is a bathtub: the triad
 #     (8 cores, three arrays) at 80:20 beats both all-DRAM and all-CXL;
 #   - a replayed trace is placed by the same policy;
+#   - histogram on 8 threads with 10 % of its pages in DRAM finishes (a core
+#     once waited forever for a load dropped from its issue pass);
 #   - configuration mistakes are one line naming the key.
 . "$(dirname "$0")/common.sh"
 base=("$SRC/inputs/camp.ini" --end 1s)
@@ -45,6 +47,12 @@ for p in dram cxl; do
 	run 1 "$WORK/tr-$p.h5" "${base[@]}" --set system.cores_per_cn=2 --set workload.kernel=trace \
 		--set workload.trace="$WORK/core%u.trace" --set workload.size=64 $(cfg $p cxl_a)
 done
+# 4b. a load put back in S_WAIT during an issue pass (an older load's line
+# lost to a younger one's fill) must be issued again: with 10 % of its pages in
+# DRAM this histogram left one core waiting for it forever while the others
+# spun at the barrier, until the end_time cap (fixed in core.c issue_waiting)
+run 1 "$WORK/hist-10.h5" "$SRC/inputs/camp.ini" --end 10ms --set workload.kernel=histogram \
+	--set workload.size=524288 --set system.cores_per_cn=8 $(cfg interleave cxl_a) --set tier.dram_pct=10
 /usr/bin/python3 - "$WORK" "$SRC" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[2] + "/analysis")
