@@ -11,6 +11,8 @@
 # traffic so that VALs overtake each other. The table comes from
 # analysis/diktamo_tables.py, as for the full experiment, and the paper's
 # order must hold on the average: WT > baseline >= parallel > proactive >= WB.
+# The WB and WT runs are also DIKTAMO Fig. 2's scaled bars: wb_wt_scaled.sh
+# checks them here (WT never faster than WB, slower on average, most on ocean).
 . "$(dirname "$0")/common.sh"
 NP=${1:-1}
 base=("$SRC/inputs/wb-16x4.ini" --set system.cns=4 --set system.mns=4)
@@ -71,4 +73,5 @@ order = f"WT {a['wt']:.2f} > baseline {a['baseline']:.2f} >= parallel {a['parall
 assert a["wt"] > a["baseline"] >= a["parallel"] > a["proactive"] >= 0.99, order
 print("average:", order)
 PY
+bash "$(dirname "$0")/wb_wt_scaled.sh" --check "$WORK"
 echo "diktamo scaled: ok"

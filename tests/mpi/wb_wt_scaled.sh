@@ -6,20 +6,29 @@
 # WT must never be faster than WB, must be slower on average, and most on the
 # write-intensive ocean kernels' kind of sharing than on read-mostly raytrace.
 # The table comes from analysis/wbwt_table.py, as for the full experiment.
+#   wb_wt_scaled.sh [NP]        the 18 runs, then the checks
+#   wb_wt_scaled.sh --check DIR the checks on DIR's KERNEL-wb.h5 and KERNEL-wt.h5
+#                               (ctest's diktamo.scaled makes the same 18 runs
+#                               among its 54 and checks them so)
 . "$(dirname "$0")/common.sh"
+D=$WORK
+if [ "${1:-}" = --check ]; then
+	D=${2:?directory of the runs}
+else
 NP=${1:-1}
 base=("$SRC/inputs/wb-16x4.ini" --set system.cns=4 --set system.mns=4)
 for ks in ocean_cp:64 ocean_ncp:64 barnes:512 raytrace:32 fluidanimate:2048 \
 	streamcluster:256 canneal:1024 bodytrack:128 ycsb:1024; do
 	k=${ks%%:*}; s=${ks##*:}
 	for p in wb wt; do
-		run "$NP" "$WORK/$k-$p.h5" "${base[@]}" --set system.protocol=$p \
+		run "$NP" "$D/$k-$p.h5" "${base[@]}" --set system.protocol=$p \
 			--set workload.kernel="$k" --set workload.size="$s"
-		$H5CHECK status "$WORK/$k-$p.h5" complete
+		$H5CHECK status "$D/$k-$p.h5" complete
 	done
 done
-/usr/bin/python3 "$SRC/analysis/wbwt_table.py" "$WORK" | tee "$WORK/table.md"
-/usr/bin/python3 - "$WORK/table.md" <<'PY'
+fi
+/usr/bin/python3 "$SRC/analysis/wbwt_table.py" "$D" | tee "$WORK/wbwt.md"
+/usr/bin/python3 - "$WORK/wbwt.md" <<'PY'
 import re, sys
 rows = {}
 for line in open(sys.argv[1]):
