@@ -33,6 +33,7 @@ struct node {
 };
 
 static int bad_total;
+static int flip; /* BIG_PAYLOAD_FLIP */
 
 static uint64_t mix(uint64_t x)
 {
@@ -100,6 +101,10 @@ static void event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 		n %= CXS_EVENT_PAYLOAD_MAX; /* half of them small, inline */
 	uint64_t tag = ((uint64_t)me << 48) | s->sent++;
 	unsigned char *p = make(me, tag, n);
+	/* BIG_PAYLOAD_FLIP=1: one byte of node 3's 100th message flipped before it
+	 * leaves, so that the receiver's check is seen to fail (big_payload.sh). */
+	if (flip && me == 3 && s->sent == 100 && n > 0)
+		p[16 + n - 1] ^= 0x40;
 	cxs_send(lp, dst, LOOKAHEAD + cxs_rand_u64(lp) % 1000, EV_BIG, p, n + 16);
 	free(p);
 	n = (uint32_t)(cxs_rand_u64(lp) % 8192);
@@ -148,6 +153,7 @@ static int out(struct cxs_run_record *rec, void *ctx, char *err, size_t errlen)
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
+	flip = getenv("BIG_PAYLOAD_FLIP") != NULL;
 	struct cxs_engine_config cfg = {.nnodes = NODES, .lookahead = LOOKAHEAD, .end_time = END,
 					.seed = 7, .failure_timeout_s = 30, .progress_interval_s = 10,
 					.quiet = true, .type_of = type_of, .model = "big_payload"};
@@ -164,6 +170,8 @@ int main(int argc, char **argv)
 	cxs_engine_free(e);
 	int bad = bad_total, any;
 	MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (any != 0 && res.writer)
+		fprintf(stderr, "%d bad payloads\n", any);
 	rc = rc != 0 || any != 0 ? 1 : 0;
 	report_rank_status(rc);
 	MPI_Finalize();

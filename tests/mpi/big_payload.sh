@@ -18,4 +18,11 @@ for np in 1 2 3; do
 done
 cmp "$W/sorted.1" "$W/sorted.2" && cmp "$W/sorted.1" "$W/sorted.3" || {
 	echo "received payloads differ between rank counts"; diff "$W/sorted.1" "$W/sorted.3" | head; exit 1; }
+# The check can fail: one flipped byte in one message (np 2, so that it
+# crosses ranks or not as the draw falls) makes the run exit non-zero.
+if BIG_PAYLOAD_FLIP=1 timeout -k 5 120 "$MPIRUN" -np 2 "$PROG" >"$W/out.flip" 2>"$W/err.flip"; then
+	echo "a flipped payload byte went unnoticed"; cat "$W/out.flip" "$W/err.flip"; exit 1
+fi
+grep -q "^1 bad payloads" "$W/err.flip" || {
+	echo "the flipped byte failed the run without saying why"; cat "$W/out.flip" "$W/err.flip"; exit 1; }
 echo "big payloads: $(grep checksum "$W/sorted.1"), identical at np 1, 2, 3"
