@@ -159,7 +159,8 @@ def cmd_calibrate(out):
                 else f"p {p['p']:.4g} q {p['q']:.4g}")
         print(f"  {dev}: {len(files) // 2} pairs: S_DRd on x = {p.get('drd_x', 'l_over_mlp')}, "
               f"{p.get('drd_base', 's_llc')}: {form} k_drd "
-              f"{p['k_drd']:.3f} k_cache {p['k_cache']:.3f} k_store {p['k_store']:.3f}, idle "
+              f"{p['k_drd']:.3f} k_cache {p['k_cache']:.3f} (S_Cache on "
+              f"{p.get('cache_x', 'stalls')}) k_store {p['k_store']:.3f}, idle "
               f"{p['l_idle_dram'] / GHZ:.0f} / {p['l_idle_cxl'] / GHZ:.0f} ns")
 
 
@@ -478,15 +479,16 @@ def cmd_report(out):
 
     # calibration
     w("## Calibration (the four microbenchmarks only)\n")
-    w("| preset | S_DRd's form (x, base) | p | q | beta | kappa | k_drd | k_cache | k_store | "
-      "idle DRAM / device (ns) | pairs |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    w("| preset | S_DRd's form (x, base) | p | q | beta | kappa | k_drd | S_Cache's form | "
+      "k_cache | k_store | idle DRAM / device (ns) | pairs |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for d in devs:
         P = read_params(out, d)
         queue = P.get("drd_x") == "queue"  # p, q are then the better hyperbola's, unused
         bk = f"{P['beta']:.3f} | {P['kappa']:.2f}" if queue else "– | –"
         w(f"| {NAMES[d]} | {P.get('drd_x', 'l_over_mlp')}, {P.get('drd_base', 's_llc')} | "
-          f"{P['p']:.4g} | {P['q']:.4g} | {bk} | {P['k_drd']:.3f} | {P['k_cache']:.3f} | "
+          f"{P['p']:.4g} | {P['q']:.4g} | {bk} | {P['k_drd']:.3f} | "
+          f"{P.get('cache_x', 'stalls')} | {P['k_cache']:.3f} | "
           f"{P['k_store']:.3f} | {P['l_idle_dram'] / GHZ:.0f} / {P['l_idle_cxl'] / GHZ:.0f} | "
           f"{int(P.get('pairs', 0))} |")
     w("")

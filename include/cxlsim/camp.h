@@ -147,6 +147,18 @@ enum camp_load {
 	CAMP_LOAD_RATE,          /* rate-weighted ("rate") */
 };
 
+/*
+ * S_Cache's predictor (camp_model.c, "S_Cache"): the paper's Eq. 6, the
+ * DRAM run's cache stalls R_LFB R_Mem s_Cache / c, or the loads that hit a
+ * fill buffer on a line prefetched from memory, counted outside the
+ * memory-active cycles, P5 R_Mem (1 - C/c) / c. Calibration keeps the one
+ * that fits the microbenchmarks' streams better (camp_fit.c).
+ */
+enum camp_cache_x {
+	CAMP_CACHE_X_STALLS = 0, /* R_LFB R_Mem s_Cache / c  (Eq. 6; "stalls"; a file without the key) */
+	CAMP_CACHE_X_LFB,        /* P5 R_Mem (1 - C/c) / c   ("lfb_hits") */
+};
+
 /* The queue form is kept only with beta known to 25 % (camp_fit.c). */
 #define CAMP_BETA_SE_MAX 0.25
 
@@ -161,9 +173,11 @@ struct camp_params {
 	uint8_t drd_base;            /* enum camp_drd_base (likewise) */
 	uint8_t drd_events;          /* enum camp_drd_events (likewise) */
 	uint8_t load;                /* enum camp_load: interleaving's load share (likewise) */
+	uint8_t cache_x;             /* enum camp_cache_x: S_Cache's predictor (likewise) */
 	/* calibrate's evidence, not in the file: each drd_x form's rms of y over the
-	 * memory-bound pairs (NAN: not fitted), beta's relative standard error */
-	double fit_rms[3], beta_se;
+	 * memory-bound pairs (NAN: not fitted), beta's relative standard error, each
+	 * cache_x form's rms of the S_Cache growth over all pairs */
+	double fit_rms[3], beta_se, cache_rms[2];
 };
 
 /* Derived quantities of one run (all ratios of counters). */
@@ -177,6 +191,7 @@ struct camp_features {
 	double s_cache;    /* (P1 - P2) / cycles */
 	double s_sb;       /* P6 / cycles */
 	double r_lfb;      /* P5 / (P5 + P4) */
+	double lfb;        /* P5 / cycles */
 	double r_mem;      /* (P7 - P8) / P7, or the SPR/EMR uncore proxy */
 	bool r_mem_uncore; /* which of the two */
 	uint8_t drd_events; /* enum camp_drd_events: where lat, mlp, lom, c_mem came from */
@@ -275,6 +290,11 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
  */
 int camp_calibrate_form(const struct camp_pair *pairs, size_t n, double idle_dram,
 			double idle_cxl, int form, struct camp_params *out, char *err, size_t errlen);
+/* The same with S_Cache's predictor given too (cache_form: an enum camp_cache_x, or -1: the
+ * one that fits the pairs better). */
+int camp_calibrate_forms(const struct camp_pair *pairs, size_t n, double idle_dram,
+			 double idle_cxl, int form, int cache_form, struct camp_params *out,
+			 char *err, size_t errlen);
 
 /* The parameter file: "key = value" lines, '#' comments. */
 int camp_params_write(const char *path, const struct camp_params *P, const char *comment,

@@ -42,7 +42,12 @@
  *      lines here go through the origin.
  *      A's stall count s is fitted both as s_LLC (Eq. 5) and as the
  *      memory-active cycles C = P13 (Eq. 4), and the line with the smaller
- *      residual is kept (drd_base).
+ *      residual is kept (drd_base); B likewise both as Eq. 6 and as the
+ *      loads that hit a fill buffer on a line prefetched from memory outside
+ *      the memory-active cycles, P5 R_Mem (1 - C/c) / c (cache_x;
+ *      camp_model.c says why: on cxlsim's streams Eq. 6's ratio of growth
+ *      to predictor runs 33 to 1.5 with the thread count, the LFB form's
+ *      2.6-3.2).
  *
  * The demand-read events (L, MLP, C) are P11m..P13m, the L3-miss
  * variants, when every run of the pairs has them, else the paper's P11..P13
@@ -296,6 +301,13 @@ int camp_calibrate(const struct camp_pair *pairs, size_t n, double idle_dram, do
 int camp_calibrate_form(const struct camp_pair *pairs, size_t n, double idle_dram,
 			double idle_cxl, int form, struct camp_params *out, char *err, size_t errlen)
 {
+	return camp_calibrate_forms(pairs, n, idle_dram, idle_cxl, form, -1, out, err, errlen);
+}
+
+int camp_calibrate_forms(const struct camp_pair *pairs, size_t n, double idle_dram,
+			 double idle_cxl, int form, int cache_form, struct camp_params *out,
+			 char *err, size_t errlen)
+{
 	int rc = -1;
 	struct camp_features *fd = calloc(n ? n : 1, sizeof *fd), *fc = calloc(n ? n : 1, sizeof *fc);
 	double *x = calloc(n ? n : 1, sizeof *x), *y = calloc(n ? n : 1, sizeof *y);
@@ -384,8 +396,9 @@ int camp_calibrate_form(const struct camp_pair *pairs, size_t n, double idle_dra
 		out->kappa = qk;
 		out->drd_x = CAMP_DRD_X_QUEUE;
 	}
-	/* col: the three predictors without their k (rows 0..2), and A on C (row 3) */
-	double *col = calloc(4 * n, sizeof *col), *grow = calloc(3 * n, sizeof *grow);
+	/* col: the three predictors without their k (rows 0..2), A on C (row 3), and
+	 * S_Cache's LFB-hit predictor (row 4) */
+	double *col = calloc(5 * n, sizeof *col), *grow = calloc(3 * n, sizeof *grow);
 	if (!col || !grow) {
 		free(col), free(grow);
 		snprintf(err, errlen, "calibrate: out of memory");
@@ -400,8 +413,10 @@ int camp_calibrate_form(const struct camp_pair *pairs, size_t n, double idle_dra
 		struct camp_slowdown c, cm;
 		camp_predict(&unit, &fd[i], &c);
 		unit.drd_base = CAMP_DRD_BASE_MEM;
+		unit.cache_x = CAMP_CACHE_X_LFB;
 		camp_predict(&unit, &fd[i], &cm);
 		col[i] = c.drd, col[n + i] = c.cache, col[2 * n + i] = c.store, col[3 * n + i] = cm.drd;
+		col[4 * n + i] = cm.cache;
 		grow[i] = G[i].drd, grow[n + i] = G[i].cache, grow[2 * n + i] = G[i].store;
 	}
 	static const char *what[3] = {"demand reads (S_DRd: a pointer chase or a stream)",
@@ -414,9 +429,37 @@ int camp_calibrate_form(const struct camp_pair *pairs, size_t n, double idle_dra
 			norm += col[j * n + i] * col[j * n + i];
 		if (norm < 1e-12 || gsl_fit_mul(col + j * n, 1, grow + j * n, 1, n, &k[j], &cov,
 						&sumsq[j]) != GSL_SUCCESS) {
+			if (j == 1 && cache_form != CAMP_CACHE_X_STALLS) {
+				k[j] = NAN; /* the LFB-hit predictor may still be fitted */
+				sumsq[j] = INFINITY;
+				continue;
+			}
 			free(col), free(grow);
 			snprintf(err, errlen, "calibrate: no pair exercises %s: its k cannot be fitted",
 				 what[j]);
+			goto out;
+		}
+	}
+	/* S_Cache's predictor: the paper's, or the LFB hits (camp_model.c), by the residual */
+	out->cache_rms[0] = isfinite(sumsq[1]) ? sqrt(sumsq[1] / (double)n) : NAN;
+	out->cache_rms[1] = NAN;
+	out->cache_x = CAMP_CACHE_X_STALLS;
+	if (cache_form != CAMP_CACHE_X_STALLS) {
+		double kl, cov, sl = INFINITY, norm = 0;
+		for (size_t i = 0; i < n; i++)
+			norm += col[4 * n + i] * col[4 * n + i];
+		if (norm >= 1e-12 &&
+		    gsl_fit_mul(col + 4 * n, 1, grow + n, 1, n, &kl, &cov, &sl) == GSL_SUCCESS)
+			out->cache_rms[1] = sqrt(sl / (double)n);
+		else
+			sl = INFINITY;
+		if (isfinite(sl) && (cache_form == CAMP_CACHE_X_LFB || sl < sumsq[1])) {
+			k[1] = kl;
+			out->cache_x = CAMP_CACHE_X_LFB;
+		} else if (!isfinite(sumsq[1]) || cache_form == CAMP_CACHE_X_LFB) {
+			free(col), free(grow);
+			snprintf(err, errlen, "calibrate: no pair exercises %s: its k cannot be fitted",
+				 what[1]);
 			goto out;
 		}
 	}
@@ -475,6 +518,7 @@ static const char *const drd_x_names[] = {"l_over_mlp", "l", "queue", NULL};
 static const char *const drd_base_names[] = {"s_llc", "c_mem", NULL};
 static const char *const drd_events_names[] = {"demand", "l3_miss", NULL};
 static const char *const load_names[] = {"footprint", "rate", NULL};
+static const char *const cache_x_names[] = {"stalls", "lfb_hits", NULL};
 
 /* v's index in the NULL-terminated names, or -1. */
 static int name_index(const char *const names[], const char *v)
@@ -516,8 +560,9 @@ int camp_params_write(const char *path, const struct camp_params *P, const char 
 		fprintf(f, "# S_DRd = k_drd / (p + q x) s/c with x = %s, s = %s;",
 			P->drd_x == CAMP_DRD_X_LAT ? "L" : "L/MLP",
 			P->drd_base == CAMP_DRD_BASE_MEM ? "C" : "s_LLC");
-	fprintf(f, " S_Cache = k_cache R_LFB R_Mem s_Cache/c; S_Store = k_store s_SB/c\n"
-		   "# latencies in core cycles\n");
+	fprintf(f, " S_Cache = k_cache %s; S_Store = k_store s_SB/c\n"
+		   "# latencies in core cycles\n",
+		P->cache_x == CAMP_CACHE_X_LFB ? "P5/c R_Mem (1 - C/c)" : "R_LFB R_Mem s_Cache/c");
 	for (size_t i = 0; i < NPKEYS; i++)
 		fprintf(f, "%s = %.17g\n", pkeys[i].name,
 			*(const double *)((const char *)P + pkeys[i].off));
@@ -527,6 +572,7 @@ int camp_params_write(const char *path, const struct camp_params *P, const char 
 	fprintf(f, "drd_base = %s\n", drd_base_names[P->drd_base ? 1 : 0]);
 	fprintf(f, "drd_events = %s\n", drd_events_names[P->drd_events ? 1 : 0]);
 	fprintf(f, "load_share = %s\n", load_names[P->load ? 1 : 0]);
+	fprintf(f, "cache_x = %s\n", cache_x_names[P->cache_x ? 1 : 0]);
 	fprintf(f, "pairs = %u\n", P->pairs);
 	if (fclose(f) != 0) {
 		snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
@@ -561,12 +607,15 @@ int camp_params_read(const char *path, struct camp_params *P, char *err, size_t 
 			continue;
 		}
 		if (strcmp(key, "drd_x") == 0 || strcmp(key, "drd_base") == 0 ||
-		    strcmp(key, "drd_events") == 0 || strcmp(key, "load_share") == 0) {
+		    strcmp(key, "drd_events") == 0 || strcmp(key, "load_share") == 0 ||
+		    strcmp(key, "cache_x") == 0) {
 			const char *const *names = key[0] == 'l'   ? load_names
+						   : key[0] == 'c' ? cache_x_names
 						   : key[4] == 'x' ? drd_x_names
 						   : key[4] == 'b' ? drd_base_names
 								   : drd_events_names;
 			uint8_t *field = key[0] == 'l'   ? &P->load
+					 : key[0] == 'c' ? &P->cache_x
 					 : key[4] == 'x' ? &P->drd_x
 					 : key[4] == 'b' ? &P->drd_base
 							 : &P->drd_events;

@@ -4,7 +4,8 @@
  * counters from cxlsim HDF5 files or `perf stat` output.
  *
  *   cxlsim-camp calibrate [-o PARAMS] [--idle-dram C] [--idle-cxl C]
- *                         [--drd-form auto|l_over_mlp|l|queue] DRAM CXL [DRAM CXL ...]
+ *                         [--drd-form auto|l_over_mlp|l|queue]
+ *                         [--cache-form auto|stalls|lfb_hits] DRAM CXL [DRAM CXL ...]
  *   cxlsim-camp predict   -p PARAMS [--csv] [--sum] DRAM ...
  *   cxlsim-camp predict   -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL
  *   cxlsim-camp interleave -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate]
@@ -30,12 +31,16 @@
 static const char usage[] =
 	"usage: cxlsim-camp COMMAND [options] FILES\n"
 	"  calibrate [-o PARAMS] [--idle-dram CYCLES] [--idle-cxl CYCLES]\n"
-	"            [--drd-form auto|l_over_mlp|l|queue] DRAM CXL [DRAM CXL ...]\n"
+	"            [--drd-form auto|l_over_mlp|l|queue] [--cache-form auto|stalls|lfb_hits]\n"
+	"            DRAM CXL [DRAM CXL ...]\n"
 	"        fit p, q, k_drd, k_cache, k_store from microbenchmark pairs (a DRAM-only and a\n"
 	"        CXL-only run each; the four microbenchmarks of CAMP); writes PARAMS\n"
 	"        (default camp-params.txt); --drd-form: S_DRd's curve, 1 / (p + q L/MLP) (Eq. 5),\n"
 	"        1 / (p + q L), or the device's latency at the DRAM run's load (queue: beta,\n"
-	"        kappa); auto (default): the hyperbola that fits the pairs better\n"
+	"        kappa); auto (default): the hyperbola that fits the pairs better;\n"
+	"        --cache-form: S_Cache's predictor, R_LFB R_Mem s_Cache/c (stalls, Eq. 6) or\n"
+	"        P5/c R_Mem (1 - C/c) (lfb_hits: fill-buffer hits on lines from memory outside\n"
+	"        the memory-active cycles); auto (default): the one that fits the pairs better\n"
 	"  predict -p PARAMS [--csv] [--sum] DRAM ...\n"
 	"        S_DRd, S_Cache, S_Store and the slowdown S from DRAM-only runs (CAMP Eq. 5-7);\n"
 	"        S is the slowest thread's (each thread from its own counters) where the file\n"
@@ -76,6 +81,7 @@ struct opts {
 	uint32_t runs, points;
 	int load; /* enum camp_load, -1: the parameter file's */
 	int drd_form; /* enum camp_drd_x, -1: auto */
+	int cache_form; /* enum camp_cache_x, -1: auto */
 	double idle_dram, idle_cxl;
 	const char *files[4096];
 	size_t nfiles;
@@ -92,7 +98,7 @@ static int parse_double(const char *s, double *v)
 /* Options of every command; -1 after printing the usage error. */
 static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 {
-	*o = (struct opts){.points = 101, .load = -1, .drd_form = -1};
+	*o = (struct opts){.points = 101, .load = -1, .drd_form = -1, .cache_form = -1};
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -148,6 +154,21 @@ static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 			if (o->drd_form == -2) {
 				snprintf(msg, len,
 					 "--drd-form: expected auto, l_over_mlp, l or queue, got '%s'", next);
+				return -1;
+			}
+		} else if (strcmp(a, "--cache-form") == 0) {
+			if (!next)
+				goto missing;
+			i++;
+			if (strcmp(next, "auto") == 0)
+				o->cache_form = -1;
+			else if (strcmp(next, "stalls") == 0)
+				o->cache_form = CAMP_CACHE_X_STALLS;
+			else if (strcmp(next, "lfb_hits") == 0)
+				o->cache_form = CAMP_CACHE_X_LFB;
+			else {
+				snprintf(msg, len, "--cache-form: expected auto, stalls or lfb_hits, got '%s'",
+					 next);
 				return -1;
 			}
 		} else if (strcmp(a, "--points") == 0) {
@@ -218,8 +239,8 @@ static int cmd_calibrate(const struct opts *o)
 		if (camp_read(o->files[2 * i], &pairs[i].dram, err, sizeof err) != 0 ||
 		    camp_read(o->files[2 * i + 1], &pairs[i].cxl, err, sizeof err) != 0)
 			goto out;
-	if (camp_calibrate_form(pairs, n, o->idle_dram, o->idle_cxl, o->drd_form, &P, err,
-				sizeof err) != 0)
+	if (camp_calibrate_forms(pairs, n, o->idle_dram, o->idle_cxl, o->drd_form, o->cache_form,
+				 &P, err, sizeof err) != 0)
 		goto out;
 	const char *path = o->out ? o->out : "camp-params.txt";
 	if (camp_params_write(path, &P, NULL, err, sizeof err) != 0)
@@ -246,6 +267,10 @@ static int cmd_calibrate(const struct opts *o)
 	printf("S_DRd's forms on the microbenchmarks, rms of R_Lat / R_MLP - 1: 1 / (p + q L/MLP) "
 	       "%.3f, 1 / (p + q L) %.3f, queue %.3f (%s)\n",
 	       P.fit_rms[0], P.fit_rms[1], P.fit_rms[2], se);
+	printf("S_Cache = k_cache %s; its forms on the microbenchmarks, rms of the growth: "
+	       "R_LFB R_Mem s_Cache/c %.3f, P5/c R_Mem (1 - C/c) %.3f\n",
+	       P.cache_x == CAMP_CACHE_X_LFB ? "P5/c R_Mem (1 - C/c)" : "R_LFB R_Mem s_Cache/c",
+	       P.cache_rms[0], P.cache_rms[1]);
 	rc = 0;
 out:
 	free(pairs);

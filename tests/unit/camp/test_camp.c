@@ -328,6 +328,7 @@ START_TEST(test_calibrate_recovers_known_constants)
 	/* pairs that follow the paper's Eq. 5 keep its form */
 	ck_assert_uint_eq(P.drd_x, CAMP_DRD_X_LOM);
 	ck_assert_uint_eq(P.drd_base, CAMP_DRD_BASE_SLLC);
+	ck_assert_uint_eq(P.cache_x, CAMP_CACHE_X_STALLS); /* and Eq. 6 */
 	ck_assert(near(P.l_idle_dram, 200, 1e-9)); /* the lowest-MLP pair's latencies */
 	ck_assert(near(P.l_idle_cxl, 200 * (1 + 1 / (TP + TQ * 200)), 1e-6));
 	ck_assert_uint_eq(P.pairs, 7);
@@ -579,6 +580,77 @@ static void add_l3_hits(struct camp_counts *c, bool keep_l3m)
 	c->v[CAMP_ORO_DRD] += 40 * reads;
 }
 
+/*
+ * Pairs whose cache stalls grow by k_cache P5/c R_Mem (1 - C/c) (camp_model.c,
+ * "S_Cache"), not by Eq. 6: a prefetch-heavy pair with few cache stalls in DRAM
+ * grows the most. Calibration must keep the LFB-hit form with k_cache exact,
+ * write it to the parameter file, and keep Eq. 6 when told to.
+ */
+static void make_pair_lfb(struct camp_pair *pr, double l, double m, double s_llc, double s_cache,
+			  double lfb)
+{
+	double y = 1 / (TP + TQ * l / m), cmem = l / (1000 * m); /* C/c: l 1e6 / m over 1e9 */
+	double sd = TK[0] * y * s_llc, sc = TK[1] * lfb * 0.75 * (1 - cmem), S = sd + sc;
+	pr->dram = synth(1e9, l, m, s_llc, s_cache, 0, 1e6);
+	pr->cxl = synth(1e9 * (1 + S), l * (1 + y), m, (s_llc + sd) / (1 + S), (s_cache + sc) / (1 + S),
+			0, 1e6 * (1 + S));
+	pr->dram.v[CAMP_LFB_HIT] = pr->cxl.v[CAMP_LFB_HIT] = lfb * 1e9;
+}
+
+START_TEST(test_calibrate_chooses_lfb_cache_form)
+{
+	struct camp_pair pairs[6];
+	make_pair_lfb(&pairs[0], 200, 1, 0.95, 0, 0);        /* pointer chase */
+	make_pair_lfb(&pairs[1], 220, 4, 0.8, 0.02, 0.001);  /* chains */
+	make_pair_lfb(&pairs[2], 300, 10, 0.6, 0.15, 0.004); /* stream, late in DRAM */
+	make_pair_lfb(&pairs[3], 250, 12, 0.7, 0.05, 0.002); /* strided */
+	make_pair_lfb(&pairs[4], 260, 2, 0.05, 0.01, 0.006); /* just in time in DRAM */
+	make_pair(&pairs[5], 200, 1, 0.01, 0, 0.9);          /* memset, no fill-buffer hits */
+	pairs[5].dram.v[CAMP_LFB_HIT] = pairs[5].cxl.v[CAMP_LFB_HIT] = 0;
+	struct camp_params P;
+	char err[1024];
+	ck_assert_msg(camp_calibrate(pairs, 6, 0, 0, &P, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(P.cache_x, CAMP_CACHE_X_LFB);
+	ck_assert_msg(near(P.k_cache, TK[1], 1e-6), "k_cache %g", P.k_cache);
+	ck_assert_msg(P.cache_rms[1] < 1e-9 && P.cache_rms[0] > 1e-4, "rms %g %g", P.cache_rms[0],
+		      P.cache_rms[1]);
+	/* prediction from the DRAM run alone gives the pair's growth */
+	struct camp_features f;
+	struct camp_slowdown s, m;
+	ck_assert(camp_features_for(&P, &pairs[4].dram, &f, err, sizeof err) == 0);
+	camp_predict(&P, &f, &s);
+	ck_assert(camp_measure(&pairs[4].dram, &pairs[4].cxl, &m, err, sizeof err) == 0);
+	ck_assert_msg(near(s.cache, m.cache, 1e-9) && m.cache > 0.006, "%g %g", s.cache, m.cache);
+
+	/* told to, calibration keeps Eq. 6, which cannot fit these pairs exactly */
+	struct camp_params Q;
+	ck_assert(camp_calibrate_forms(pairs, 6, 0, 0, -1, CAMP_CACHE_X_STALLS, &Q, err, sizeof err) ==
+		  0);
+	ck_assert_uint_eq(Q.cache_x, CAMP_CACHE_X_STALLS);
+	ck_assert(!near(Q.k_cache, TK[1], 1e-3));
+
+	/* the form is in the parameter file; a bad name is refused by name; a file
+	 * without the key has Eq. 6 */
+	char path[] = "/tmp/camp-params.XXXXXX";
+	temp_file(path);
+	ck_assert(camp_params_write(path, &P, NULL, err, sizeof err) == 0);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
+	ck_assert(Q.cache_x == CAMP_CACHE_X_LFB && Q.k_cache == P.k_cache);
+	FILE *fp = fopen(path, "a");
+	fputs("cache_x = lfb\n", fp);
+	fclose(fp);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, ": cache_x: expected stalls or lfb_hits, got 'lfb'"), "%s", err);
+	fp = fopen(path, "w");
+	fputs("p = 1\nq = 2\nk_drd = 1\nk_cache = 1\nk_store = 1\nl_idle_dram = 200\n"
+	      "l_idle_cxl = 500\n", fp);
+	fclose(fp);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
+	ck_assert_uint_eq(Q.cache_x, CAMP_CACHE_X_STALLS);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_demand_read_events_l3_miss_or_paper)
 {
 	struct camp_pair pairs[6], paper[6];
@@ -800,6 +872,7 @@ Suite *camp_suite(void)
 	tcase_add_test(tc, test_calibrate_recovers_known_constants);
 	tcase_add_test(tc, test_calibrate_chooses_latency_form);
 	tcase_add_test(tc, test_calibrate_queue_form);
+	tcase_add_test(tc, test_calibrate_chooses_lfb_cache_form);
 	tcase_add_test(tc, test_demand_read_events_l3_miss_or_paper);
 	tcase_add_test(tc, test_calibrate_refuses_what_it_cannot_fit);
 	tcase_add_test(tc, test_interleave_closed_forms);
