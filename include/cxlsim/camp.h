@@ -148,6 +148,16 @@ enum camp_load {
 };
 
 /*
+ * A tier's latency at load share x' in Eq. 8 (camp_model.c, "Interleaving"):
+ * the paper's L_idle + (L_full - L_idle) x'^2, or a single-server queue's
+ * L_idle / (1 - rho x') through the same two points (rho = 1 - L_idle / L_full).
+ */
+enum camp_load_latency {
+	CAMP_LOAD_LAT_QUADRATIC = 0, /* Eq. 8 ("quadratic"; a file without the key) */
+	CAMP_LOAD_LAT_MM1,           /* the queue's ("mm1") */
+};
+
+/*
  * S_Cache's predictor (camp_model.c, "S_Cache"): the paper's Eq. 6, the
  * DRAM run's cache stalls R_LFB R_Mem s_Cache / c, or the loads that hit a
  * fill buffer on a line prefetched from memory, counted outside the
@@ -173,6 +183,7 @@ struct camp_params {
 	uint8_t drd_base;            /* enum camp_drd_base (likewise) */
 	uint8_t drd_events;          /* enum camp_drd_events (likewise) */
 	uint8_t load;                /* enum camp_load: interleaving's load share (likewise) */
+	uint8_t load_lat;            /* enum camp_load_latency: and latency at that share (likewise) */
 	uint8_t cache_x;             /* enum camp_cache_x: S_Cache's predictor (likewise) */
 	/* calibrate's evidence, not in the file: each drd_x form's rms of y over the
 	 * memory-bound pairs (NAN: not fitted), beta's relative standard error, each

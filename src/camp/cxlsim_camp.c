@@ -9,8 +9,9 @@
  *   cxlsim-camp predict   -p PARAMS [--csv] [--sum] DRAM ...
  *   cxlsim-camp predict   -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL
  *   cxlsim-camp interleave -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate]
- *                          [--points N] DRAM [CXL]
- *   cxlsim-camp best-shot -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate] DRAM [CXL]
+ *                          [--load-latency quadratic|mm1] [--points N] DRAM [CXL]
+ *   cxlsim-camp best-shot -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate]
+ *                         [--load-latency quadratic|mm1] DRAM [CXL]
  *   cxlsim-camp measure   [--csv] DRAM CXL
  *   cxlsim-camp counters  FILE ...
  *
@@ -47,16 +48,20 @@ static const char usage[] =
 	"        has them (cxlsim HDF5's per-core counters, perf stat --per-thread), else, and\n"
 	"        with --sum, the components' sum over the process's counters (the paper's)\n"
 	"  predict -p PARAMS [--csv] [--runs auto|1|2] --pair DRAM CXL\n"
-	"        CAMP's workflow: a latency-bound run (the 5 %% rule) from itself, a\n"
+	"        CAMP's workflow: a latency-bound run (the 5 % rule) from itself, a\n"
 	"        bandwidth-bound one from both runs (Eq. 10 at x = 0)\n"
-	"  interleave -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate] [--points N]\n"
-	"             DRAM [CXL]\n"
+	"  interleave -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate]\n"
+	"             [--load-latency quadratic|mm1] [--points N] DRAM [CXL]\n"
 	"        the slowdown S(x) at DRAM share x = 0 .. 1 (Eq. 8-10; N points, default 101);\n"
-	"        --runs auto applies the 5 %% rule (a bandwidth-bound DRAM run needs its CXL run);\n"
+	"        --runs auto applies the 5 % rule (a bandwidth-bound DRAM run needs its CXL run);\n"
 	"        --load: a tier's load share in Eq. 8, its share of the pages (footprint, the\n"
-	"        paper's) or of its endpoint run's request rate (rate); default: PARAMS' load_share\n"
-	"  best-shot -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate] DRAM [CXL]\n"
-	"        the DRAM share x* minimising S(x) over 1 %% steps\n"
+	"        paper's) or of its endpoint run's request rate (rate); default: PARAMS' load_share;\n"
+	"        --load-latency: a tier's latency at that share, Eq. 8's quadratic or a single-\n"
+	"        server queue's through the same idle and endpoint latencies (mm1); default:\n"
+	"        PARAMS' load_latency\n"
+	"  best-shot -p PARAMS [--csv] [--runs auto|1|2] [--load footprint|rate]\n"
+	"            [--load-latency quadratic|mm1] DRAM [CXL]\n"
+	"        the DRAM share x* minimising S(x) over 1 % steps\n"
 	"  measure [--csv] DRAM CXL\n"
 	"        the measured slowdown (time ratio - 1) and its stall components\n"
 	"  counters FILE ...\n"
@@ -80,6 +85,7 @@ struct opts {
 	bool csv, pair, sum;
 	uint32_t runs, points;
 	int load; /* enum camp_load, -1: the parameter file's */
+	int load_lat; /* enum camp_load_latency, -1: the parameter file's */
 	int drd_form; /* enum camp_drd_x, -1: auto */
 	int cache_form; /* enum camp_cache_x, -1: auto */
 	double idle_dram, idle_cxl;
@@ -98,7 +104,7 @@ static int parse_double(const char *s, double *v)
 /* Options of every command; -1 after printing the usage error. */
 static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 {
-	*o = (struct opts){.points = 101, .load = -1, .drd_form = -1, .cache_form = -1};
+	*o = (struct opts){.points = 101, .load = -1, .load_lat = -1, .drd_form = -1, .cache_form = -1};
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -154,6 +160,18 @@ static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 			if (o->drd_form == -2) {
 				snprintf(msg, len,
 					 "--drd-form: expected auto, l_over_mlp, l or queue, got '%s'", next);
+				return -1;
+			}
+		} else if (strcmp(a, "--load-latency") == 0) {
+			if (!next)
+				goto missing;
+			i++;
+			if (strcmp(next, "quadratic") == 0)
+				o->load_lat = CAMP_LOAD_LAT_QUADRATIC;
+			else if (strcmp(next, "mm1") == 0)
+				o->load_lat = CAMP_LOAD_LAT_MM1;
+			else {
+				snprintf(msg, len, "--load-latency: expected quadratic or mm1, got '%s'", next);
 				return -1;
 			}
 		} else if (strcmp(a, "--cache-form") == 0) {
@@ -221,6 +239,8 @@ static int read_params(const struct opts *o, struct camp_params *P, char *err)
 		return -1;
 	if (o->load >= 0)
 		P->load = (uint8_t)o->load;
+	if (o->load_lat >= 0)
+		P->load_lat = (uint8_t)o->load_lat;
 	return 0;
 }
 
@@ -395,9 +415,11 @@ static int cmd_curve(const struct opts *o, bool best_only)
 			       o->files[0], xb, 100 * xb, 100 - 100 * xb, b->total, kind, cv.runs,
 			       cv.runs == 1 ? "" : "s");
 	} else {
-		printf("# %s: %s, %u profiling run%s; x* = %.2f, S(x*) = %.6f; load share %s\n",
+		printf("# %s: %s, %u profiling run%s; x* = %.2f, S(x*) = %.6f; load share %s, "
+		       "latency %s\n",
 		       o->files[0], kind, cv.runs, cv.runs == 1 ? "" : "s", xb, b->total,
-		       P.load == CAMP_LOAD_RATE ? "rate" : "footprint");
+		       P.load == CAMP_LOAD_RATE ? "rate" : "footprint",
+		       P.load_lat == CAMP_LOAD_LAT_MM1 ? "mm1" : "quadratic");
 		printf(o->csv ? "x,s_drd,s_cache,s_store,s_total\n" : "%6s %9s %9s %9s %9s\n", "x",
 		       "S_DRd", "S_Cache", "S_Store", "S");
 		for (uint32_t i = 0; i < cv.npts; i++)

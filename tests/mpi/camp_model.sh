@@ -132,8 +132,13 @@ set -e
 	echo "interleave without the CXL run: exit $rc"; cat "$WORK/il1.out"; exit 1; }
 "$CAMP" interleave -p "$WORK/params.txt" --csv --points 11 "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/il2.csv"
 "$CAMP" interleave -p "$WORK/params.txt" --load footprint --csv --points 11 "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/il2f.csv"
+"$CAMP" interleave -p "$WORK/params.txt" --load-latency quadratic --csv --points 11 "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/il2q.csv"
 "$CAMP" best-shot -p "$WORK/params.txt" --csv "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/bs.csv"
 set +e
+"$CAMP" interleave -p "$WORK/params.txt" --load-latency mm2 "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/il4.out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "^cxlsim-camp: --load-latency: expected quadratic or mm1, got 'mm2'" "$WORK/il4.out" || {
+	echo "interleave --load-latency mm2: exit $rc"; cat "$WORK/il4.out"; exit 1; }
 "$CAMP" interleave -p "$WORK/params.txt" --load busy "$WORK/triad-dram.h5" "$WORK/triad-cxl.h5" >"$WORK/il3.out" 2>&1
 rc=$?
 set -e
@@ -148,13 +153,18 @@ s0, s1 = float(rows[0][4]), float(rows[-1][4])
 assert s1 == 0 and s0 > 0.3, f"curve ends {s0} {s1}"
 # calibrate's load share is the rate share; the paper's footprint share gives the same
 # measured endpoints and another curve in between
-assert "; load share rate" in open(f"{w}/il2.csv").readline()
+assert "; load share rate, latency mm1" in open(f"{w}/il2.csv").readline()
 ff = [l.strip().split(",") for l in open(f"{w}/il2f.csv") if l[0].isdigit()]
 assert "; load share footprint" in open(f"{w}/il2f.csv").readline()
 assert float(ff[0][4]) == s0 and float(ff[-1][4]) == 0, (ff[0], ff[-1])
 mid = [(float(a[4]), float(b[4])) for a, b in zip(ff[1:-1], rows[1:-1])]
 assert any(abs(r - f) > 0.01 for f, r in mid), mid
 print("triad, S(x) footprint / rate: " + " ".join(f"{f:.3f}/{r:.3f}" for f, r in mid))
+# the quadratic latency of Eq. 8: the same endpoints, another curve
+qq = [l.strip().split(",") for l in open(f"{w}/il2q.csv") if l[0].isdigit()]
+assert "; load share rate, latency quadratic" in open(f"{w}/il2q.csv").readline()
+assert float(qq[0][4]) == s0 and float(qq[-1][4]) == 0, (qq[0], qq[-1])
+assert any(abs(float(a[4]) - float(b[4])) > 0.005 for a, b in zip(qq[1:-1], rows[1:-1]))
 bs = open(f"{w}/bs.csv").read().splitlines()[1].split(",")
 assert bs[6] == "2" and bs[7] == "bandwidth-bound", bs
 print(f"triad: S(0) {s0:.3f}, S(1) {s1:.3f}, best shot x* {bs[1]}")

@@ -636,6 +636,7 @@ START_TEST(test_calibrate_chooses_lfb_cache_form)
 	ck_assert(camp_params_write(path, &P, NULL, err, sizeof err) == 0);
 	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
 	ck_assert(Q.cache_x == CAMP_CACHE_X_LFB && Q.k_cache == P.k_cache);
+	ck_assert_uint_eq(Q.load_lat, CAMP_LOAD_LAT_MM1); /* calibrate's choice, camp_fit.c */
 	FILE *fp = fopen(path, "a");
 	fputs("cache_x = lfb\n", fp);
 	fclose(fp);
@@ -647,6 +648,12 @@ START_TEST(test_calibrate_chooses_lfb_cache_form)
 	fclose(fp);
 	ck_assert(camp_params_read(path, &Q, err, sizeof err) == 0);
 	ck_assert_uint_eq(Q.cache_x, CAMP_CACHE_X_STALLS);
+	ck_assert_uint_eq(Q.load_lat, CAMP_LOAD_LAT_QUADRATIC);
+	fp = fopen(path, "a");
+	fputs("load_latency = mm2\n", fp);
+	fclose(fp);
+	ck_assert(camp_params_read(path, &Q, err, sizeof err) == -1);
+	ck_assert_msg(strstr(err, ": load_latency: expected quadratic or mm1, got 'mm2'"), "%s", err);
 	unlink(path);
 }
 END_TEST
@@ -802,6 +809,18 @@ START_TEST(test_interleave_closed_forms)
 	ck_assert(cv.s[1].total < 0);
 	struct camp_slowdown foot[3] = {cv.s[0], cv.s[1], cv.s[2]};
 	camp_curve_free(&cv);
+	/*
+	 * The single-server queue's latency (load_latency = mm1): rho_D = 1 - 120/180 = 1/3,
+	 * rho_C = 1 - 450/500 = 0.1; at x = 0.5, M_D = 0.5 (120 / (1 - 1/6)) / 180 = 0.4,
+	 * M_C = 0.5 (450 / 0.95) / 500; the endpoints are the same.
+	 */
+	P.load_lat = CAMP_LOAD_LAT_MM1;
+	ck_assert(camp_interleave(&P, &f, &fc, 0, 3, &cv, err, sizeof err) == 0);
+	ck_assert(near(cv.s[1].drd, 0.4 * 0.4 + 0.5 * (450 / 0.95) / 500 * 0.5 - 0.4, 1e-12));
+	ck_assert(near(cv.s[0].drd, 0.5 - 0.4, 1e-12) && near(cv.s[2].drd, 0, 1e-12));
+	ck_assert(cv.s[1].drd > foot[1].drd); /* both tiers lightly loaded: above the quadratic */
+	camp_curve_free(&cv);
+	P.load_lat = CAMP_LOAD_LAT_QUADRATIC;
 	/*
 	 * The rate share: the same endpoints; at x = 0.5 the loads are x'_D = 0.5 / (1 + S) and
 	 * x'_C = 0.5 (1 + S0) / (1 + S) with S the result itself (a fixed point), so recomputing
