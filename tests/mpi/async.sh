@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # engine.sync = async (src/engine/async.c): stretches on per-peer clocks
 # between reductions must change nothing but the speed.
-# Usage: async.sh MODE
-#   same      PHOLD at np 2, 3 (round robin), 4 and 8 (oversubscribed), the
+# Usage: async.sh MODE [NPS]
+#   same      PHOLD at np 2, 3 (round robin), 4 and 8 (oversubscribed; NPS, default
+#             "2 4 8", the sanitizer build "2 4", without DIKTAMO's np 8), the
 #             16x4 memory system on ocean_cp and DIKTAMO-proactive with dumps
 #             (batches of megabytes: transfers above the eager limit) at np 2,
 #             3 and 8: every counter of every node identical to windows at np 1;
@@ -27,11 +28,15 @@ mode=${1:?mode}
 A=(--set engine.sync=async)
 case $mode in
 same)
+	# NPS: the PHOLD rank counts (the sanitizer build leaves out 8, oversubscribed
+	# there and 5x slower: the optimised build runs it)
+	nps=${2:-2 4 8}
 	P=(--set phold.lps=64 --set engine.end_time=200us --set phold.remote=0.5 --seed 7)
 	run 1 "$WORK/p1.h5" "${P[@]}"
-	for np in 2 4 8; do run "$np" "$WORK/pa$np.h5" "${P[@]}" "${A[@]}"; done
+	pa=()
+	for np in $nps; do run "$np" "$WORK/pa$np.h5" "${P[@]}" "${A[@]}"; pa+=("$WORK/pa$np.h5"); done
 	run 3 "$WORK/pr3.h5" "${P[@]}" "${A[@]}" --set engine.mapping=round_robin
-	$H5CHECK same "$WORK/p1.h5" "$WORK/pa2.h5" "$WORK/pa4.h5" "$WORK/pa8.h5" "$WORK/pr3.h5"
+	$H5CHECK same "$WORK/p1.h5" "${pa[@]}" "$WORK/pr3.h5"
 	# The stretches did run: their count is in every rank's -v line.
 	vrun 2 "$WORK/pv.h5" "${P[@]}" "${A[@]}"
 	n=$(grep -o '[0-9]* asynchronous stretches' "$WORK/pv.h5.stderr" | head -1 | cut -d' ' -f1)
@@ -46,9 +51,10 @@ same)
 		--set fabric.repl_jitter=30ns)
 	run 1 "$WORK/d1.h5" "${D[@]}"
 	run 2 "$WORK/da2.h5" "${D[@]}" "${A[@]}"
-	run 8 "$WORK/da8.h5" "${D[@]}" "${A[@]}"
-	$H5CHECK status "$WORK/da8.h5" complete
-	$H5CHECK same "$WORK/d1.h5" "$WORK/da2.h5" "$WORK/da8.h5"
+	da=("$WORK/da2.h5")
+	case " $nps " in *" 8 "*) run 8 "$WORK/da8.h5" "${D[@]}" "${A[@]}"; da+=("$WORK/da8.h5") ;; esac
+	$H5CHECK status "${da[-1]}" complete
+	$H5CHECK same "$WORK/d1.h5" "${da[@]}"
 	run_fail 2 "$WORK/dl.h5" --model memsys --end 5ms --set tester.ops=5000 \
 		--set coherence.drop_message=inv_ack "${A[@]}"
 	grep -qE "deadlock: (node|home) [0-9]+ line 0x[0-9a-f]+ " "$WORK/dl.h5.stderr" ||

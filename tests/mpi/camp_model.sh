@@ -52,6 +52,10 @@ done
 # (its best fit here, beta near 0, would turn S_DRd negative on loaded programs).
 grep -qx "drd_x = l" "$WORK/params.txt" && grep -qx "drd_base = c_mem" "$WORK/params.txt" || {
 	echo "calibration kept another S_DRd form:"; cat "$WORK/params.txt"; exit 1; }
+# The streams' cache stalls grow with the fill-buffer hits, not with Eq. 6's
+# DRAM cache stalls (camp_model.c, "S_Cache"): calibration keeps that form.
+grep -qx "cache_x = lfb_hits" "$WORK/params.txt" || {
+	echo "calibration kept Eq. 6's S_Cache:"; cat "$WORK/params.txt"; exit 1; }
 grep -q "beta not determined" "$WORK/calibrate.txt" || {
 	echo "calibrate did not say that the queue form's beta is not determined"; exit 1; }
 # asked for, the queue form is refused in one line; a bad form name is a usage error
