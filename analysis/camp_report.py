@@ -351,6 +351,12 @@ def explain(r, P):
             why.append(f"S_DRd {pw:.2f} predicted vs {mw:.2f} grown (L {p['latency']:.0f} = "
                        f"{r['lat_ratio']:.2f} x idle, L/MLP {p['l_over_mlp']:.0f} cycles, "
                        f"s_LLC/c {p['s_llc']:.2f})")
+    elif worst == "cache" and P.get("cache_x") == "lfb_hits":
+        why.append(f"S_Cache {pw:.2f} predicted vs {mw:.2f} grown (P5/c {p['lfb']:.3f}, "
+                   f"R_Mem {p['r_mem']:.2f}, C/c {p['c_mem']:.2f}, s_Cache/c "
+                   f"{p['s_cache_stalls']:.3f}): waits that are not fill-buffer hits (a demand "
+                   f"miss finding an L2 prefetch still in flight), or hits whose waits do not "
+                   f"grow")
     elif worst == "cache":
         why.append(f"S_Cache {pw:.2f} predicted vs {mw:.2f} grown (R_LFB {p['r_lfb']:.2f}, "
                    f"R_Mem {p['r_mem']:.2f}, s_Cache/c {p['s_cache_stalls']:.3f}): prefetch "

@@ -341,7 +341,7 @@ static int cmd_predict(const struct opts *o)
 		return cmd_predict_pair(o, &P);
 	if (o->csv)
 		printf("file,s_drd,s_cache,s_store,s_total,l_over_mlp,latency,mlp,s_llc,s_cache_stalls,"
-		       "s_sb,r_lfb,r_mem,s_sum,threads\n");
+		       "s_sb,r_lfb,r_mem,s_sum,threads,c_mem,lfb\n");
 	for (size_t i = 0; i < o->nfiles; i++) {
 		struct camp_counts c;
 		struct camp_features f;
@@ -366,16 +366,17 @@ static int cmd_predict(const struct opts *o)
 			}
 		}
 		if (o->csv)
-			printf("%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%u\n",
+			printf("%s,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%u,"
+			       "%.6f,%.6f\n",
 			       o->files[i], s.drd, s.cache, s.store, s.total, f.lom, f.lat, f.mlp, f.s_llc,
-			       f.s_cache, f.s_sb, f.r_lfb, f.r_mem, sum, threads);
+			       f.s_cache, f.s_sb, f.r_lfb, f.r_mem, sum, threads, f.c_mem, f.lfb);
 		else
 			printf("%s: S_DRd %.3f  S_Cache %.3f  S_Store %.3f  S %.3f%s  (L %.1f, L/MLP %.1f "
-			       "cycles, C %.2f, s_LLC %.2f, s_Cache %.2f, s_SB %.2f, R_LFB %.2f, R_Mem "
-			       "%.2f%s)\n",
+			       "cycles, C %.2f, s_LLC %.2f, s_Cache %.2f, s_SB %.2f, R_LFB %.2f, P5/c "
+			       "%.3f, R_Mem %.2f%s)\n",
 			       o->files[i], s.drd, s.cache, s.store, s.total,
 			       threads > 1 ? " (slowest thread)" : "", f.lat, f.lom, f.c_mem,
-			       f.s_llc, f.s_cache, f.s_sb, f.r_lfb, f.r_mem,
+			       f.s_llc, f.s_cache, f.s_sb, f.r_lfb, f.lfb, f.r_mem,
 			       f.r_mem_uncore ? " uncore" : "");
 	}
 	return 0;
