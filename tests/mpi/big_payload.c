@@ -9,7 +9,11 @@
  * sequence number) and its first 16 bytes say which, so each receiver checks
  * every byte it gets. The program prints a digest of everything received, in
  * node order, and the number of bad payloads; the test runs it at np 1, 2 and
- * 3 and requires zero bad payloads and the same digest every time.
+ * 3 and requires zero bad payloads and the same digest every time. Each sender
+ * also counts the payloads it scheduled before the end time; the program fails
+ * unless exactly that many arrived over all ranks (none lost, none twice).
+ * BIG_PAYLOAD_FLIP=1 flips one byte, BIG_PAYLOAD_EXTRA=1 counts one payload that
+ * was never sent: both runs must fail (big_payload.sh).
  *
  * Run: mpi-configs/cxlsim-mpirun -np N big_payload
  */
@@ -29,11 +33,13 @@
 enum { EV_TICK = 1, EV_BIG = 2, EV_SELF = 3 };
 
 struct node {
-	uint64_t sent, received, bad, digest;
+	uint64_t sent, received, bad, digest, expect;
 };
 
 static int bad_total;
-static int flip; /* BIG_PAYLOAD_FLIP */
+static uint64_t expect_total, arrived_total; /* this rank's nodes' */
+static int flip;  /* BIG_PAYLOAD_FLIP */
+static int extra; /* BIG_PAYLOAD_EXTRA */
 
 static uint64_t mix(uint64_t x)
 {
@@ -105,12 +111,16 @@ static void event(struct cxs_lp *lp, void *state, const struct cxs_event *ev)
 	 * leaves, so that the receiver's check is seen to fail (big_payload.sh). */
 	if (flip && me == 3 && s->sent == 100 && n > 0)
 		p[16 + n - 1] ^= 0x40;
-	cxs_send(lp, dst, LOOKAHEAD + cxs_rand_u64(lp) % 1000, EV_BIG, p, n + 16);
+	cxs_time d = LOOKAHEAD + cxs_rand_u64(lp) % 1000;
+	s->expect += ev->time + d < END; /* at or past the end: not scheduled (engine.h) */
+	cxs_send(lp, dst, d, EV_BIG, p, n + 16);
 	free(p);
 	n = (uint32_t)(cxs_rand_u64(lp) % 8192);
 	tag |= UINT64_C(1) << 47;
 	p = make(me, tag, n);
-	cxs_schedule(lp, cxs_rand_u64(lp) % 100000, EV_SELF, p, n + 16);
+	d = cxs_rand_u64(lp) % 100000;
+	s->expect += ev->time + d < END;
+	cxs_schedule(lp, d, EV_SELF, p, n + 16);
 	free(p);
 	cxs_schedule(lp, LOOKAHEAD, EV_TICK, NULL, 0);
 }
@@ -122,6 +132,8 @@ static void finalize(struct cxs_lp *lp, void *state)
 		fprintf(stderr, "node %u: %llu bad payloads\n", cxs_lp_id(lp),
 			(unsigned long long)s->bad);
 	bad_total += (int)s->bad;
+	expect_total += s->expect + (uint64_t)(extra && cxs_lp_id(lp) == 0);
+	arrived_total += s->received + s->bad;
 	printf("node %u received %llu digest %016llx\n", cxs_lp_id(lp),
 	       (unsigned long long)s->received, (unsigned long long)s->digest);
 }
@@ -154,6 +166,7 @@ int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
 	flip = getenv("BIG_PAYLOAD_FLIP") != NULL;
+	extra = getenv("BIG_PAYLOAD_EXTRA") != NULL;
 	struct cxs_engine_config cfg = {.nnodes = NODES, .lookahead = LOOKAHEAD, .end_time = END,
 					.seed = 7, .failure_timeout_s = 30, .progress_interval_s = 10,
 					.quiet = true, .type_of = type_of, .model = "big_payload"};
@@ -172,7 +185,12 @@ int main(int argc, char **argv)
 	MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (any != 0 && res.writer)
 		fprintf(stderr, "%d bad payloads\n", any);
-	rc = rc != 0 || any != 0 ? 1 : 0;
+	uint64_t mine[2] = {expect_total, arrived_total}, all[2];
+	MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	if (all[0] != all[1] && res.writer)
+		fprintf(stderr, "%llu payloads scheduled before the end, %llu arrived\n",
+			(unsigned long long)all[0], (unsigned long long)all[1]);
+	rc = rc != 0 || any != 0 || all[0] != all[1] ? 1 : 0;
 	report_rank_status(rc);
 	MPI_Finalize();
 	return rc;

@@ -25,4 +25,10 @@ if BIG_PAYLOAD_FLIP=1 timeout -k 5 120 "$MPIRUN" -np 2 "$PROG" >"$W/out.flip" 2>
 fi
 grep -q "^1 bad payloads" "$W/err.flip" || {
 	echo "the flipped byte failed the run without saying why"; cat "$W/out.flip" "$W/err.flip"; exit 1; }
+# And the count: one payload counted as scheduled that never was must fail it.
+if BIG_PAYLOAD_EXTRA=1 timeout -k 5 120 "$MPIRUN" -np 2 "$PROG" >"$W/out.extra" 2>"$W/err.extra"; then
+	echo "a missing payload went unnoticed"; cat "$W/out.extra" "$W/err.extra"; exit 1
+fi
+grep -qE "^([0-9]+) payloads scheduled before the end, ([0-9]+) arrived" "$W/err.extra" || {
+	echo "the missing payload failed the run without saying why"; cat "$W/out.extra" "$W/err.extra"; exit 1; }
 echo "big payloads: $(grep checksum "$W/sorted.1"), identical at np 1, 2, 3"
