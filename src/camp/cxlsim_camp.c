@@ -20,6 +20,7 @@
  * on stderr and exit status 1; bad usage is exit status 2.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,10 +102,59 @@ static int parse_double(const char *s, double *v)
 	return *s && !*end && !errno && isfinite(*v) ? 0 : -1;
 }
 
+/*
+ * The options that name one of a few forms: their names in enum order (camp.h);
+ * "auto", where it comes first, is -1 (calibration chooses) and the enum starts
+ * after it.
+ */
+struct choice {
+	const char *opt;
+	const char *const *names;
+	size_t off; /* an int in struct opts */
+};
+static const char *const load_names[] = {"footprint", "rate", NULL};
+static const char *const load_lat_names[] = {"quadratic", "mm1", NULL};
+static const char *const drd_form_names[] = {"auto", "l_over_mlp", "l", "queue", NULL};
+static const char *const cache_form_names[] = {"auto", "stalls", "lfb_hits", NULL};
+static const struct choice choices[] = {
+	{"--load", load_names, offsetof(struct opts, load)},
+	{"--load-latency", load_lat_names, offsetof(struct opts, load_lat)},
+	{"--drd-form", drd_form_names, offsetof(struct opts, drd_form)},
+	{"--cache-form", cache_form_names, offsetof(struct opts, cache_form)},
+};
+
+static const struct choice *choice_of(const char *opt)
+{
+	for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++)
+		if (strcmp(opt, choices[i].opt) == 0)
+			return &choices[i];
+	return NULL;
+}
+
+/* *out = v's value, or -1 with "OPT: expected a, b or c, got 'v'". */
+static int choose(const struct choice *ch, const char *v, int *out, char *msg, size_t len)
+{
+	int base = strcmp(ch->names[0], "auto") == 0 ? -1 : 0;
+	char list[160];
+	size_t n = 0;
+	for (int i = 0; ch->names[i]; i++) {
+		if (strcmp(v, ch->names[i]) == 0) {
+			*out = base + i;
+			return 0;
+		}
+		if (n < sizeof list)
+			n += (size_t)snprintf(list + n, sizeof list - n, "%s%s",
+					      i == 0 ? "" : ch->names[i + 1] ? ", " : " or ", ch->names[i]);
+	}
+	snprintf(msg, len, "%s: expected %s, got '%s'", ch->opt, list, v);
+	return -1;
+}
+
 /* Options of every command; -1 after printing the usage error. */
 static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 {
 	*o = (struct opts){.points = 101, .load = -1, .load_lat = -1, .drd_form = -1, .cache_form = -1};
+	const struct choice *ch;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -134,61 +184,12 @@ static int parse(int argc, char **argv, struct opts *o, char *msg, size_t len)
 				snprintf(msg, len, "--runs: expected auto, 1 or 2, got '%s'", next);
 				return -1;
 			}
-		} else if (strcmp(a, "--load") == 0) {
+		} else if ((ch = choice_of(a)) != NULL) {
 			if (!next)
 				goto missing;
 			i++;
-			if (strcmp(next, "footprint") == 0)
-				o->load = CAMP_LOAD_FOOTPRINT;
-			else if (strcmp(next, "rate") == 0)
-				o->load = CAMP_LOAD_RATE;
-			else {
-				snprintf(msg, len, "--load: expected footprint or rate, got '%s'", next);
+			if (choose(ch, next, (int *)((char *)o + ch->off), msg, len) != 0)
 				return -1;
-			}
-		} else if (strcmp(a, "--drd-form") == 0) {
-			static const char *const forms[] = {"l_over_mlp", "l", "queue"};
-			if (!next)
-				goto missing;
-			i++;
-			o->drd_form = -2;
-			for (int f = 0; f < 3; f++)
-				if (strcmp(next, forms[f]) == 0)
-					o->drd_form = f;
-			if (strcmp(next, "auto") == 0)
-				o->drd_form = -1;
-			if (o->drd_form == -2) {
-				snprintf(msg, len,
-					 "--drd-form: expected auto, l_over_mlp, l or queue, got '%s'", next);
-				return -1;
-			}
-		} else if (strcmp(a, "--load-latency") == 0) {
-			if (!next)
-				goto missing;
-			i++;
-			if (strcmp(next, "quadratic") == 0)
-				o->load_lat = CAMP_LOAD_LAT_QUADRATIC;
-			else if (strcmp(next, "mm1") == 0)
-				o->load_lat = CAMP_LOAD_LAT_MM1;
-			else {
-				snprintf(msg, len, "--load-latency: expected quadratic or mm1, got '%s'", next);
-				return -1;
-			}
-		} else if (strcmp(a, "--cache-form") == 0) {
-			if (!next)
-				goto missing;
-			i++;
-			if (strcmp(next, "auto") == 0)
-				o->cache_form = -1;
-			else if (strcmp(next, "stalls") == 0)
-				o->cache_form = CAMP_CACHE_X_STALLS;
-			else if (strcmp(next, "lfb_hits") == 0)
-				o->cache_form = CAMP_CACHE_X_LFB;
-			else {
-				snprintf(msg, len, "--cache-form: expected auto, stalls or lfb_hits, got '%s'",
-					 next);
-				return -1;
-			}
 		} else if (strcmp(a, "--points") == 0) {
 			double v;
 			if (!next)
@@ -287,10 +288,14 @@ static int cmd_calibrate(const struct opts *o)
 	printf("S_DRd's forms on the microbenchmarks, rms of R_Lat / R_MLP - 1: 1 / (p + q L/MLP) "
 	       "%.3f, 1 / (p + q L) %.3f, queue %.3f (%s)\n",
 	       P.fit_rms[0], P.fit_rms[1], P.fit_rms[2], se);
+	char rms[2][32];
+	for (int j = 0; j < 2; j++)
+		snprintf(rms[j], sizeof rms[j], isfinite(P.cache_rms[j]) ? "%.3f" : "not fitted",
+			 P.cache_rms[j]);
 	printf("S_Cache = k_cache %s; its forms on the microbenchmarks, rms of the growth: "
-	       "R_LFB R_Mem s_Cache/c %.3f, P5/c R_Mem (1 - C/c) %.3f\n",
+	       "R_LFB R_Mem s_Cache/c %s, P5/c R_Mem (1 - C/c) %s\n",
 	       P.cache_x == CAMP_CACHE_X_LFB ? "P5/c R_Mem (1 - C/c)" : "R_LFB R_Mem s_Cache/c",
-	       P.cache_rms[0], P.cache_rms[1]);
+	       rms[0], rms[1]);
 	rc = 0;
 out:
 	free(pairs);
